@@ -1,0 +1,370 @@
+"""The one evaluation path: attempt -> isolated worker -> trusted judge -> (GPU) timing -> record.
+
+Every method, the CLI, `kbx.evaluate` and the benchmarks go through `Evaluator.evaluate`.
+Per device there is one zygote (forks a fresh worker per attempt) and one judge (references
+and verdicts). Attempts run concurrently up to `EvalSettings.workers`; timing on a GPU takes
+the device exclusively, so no two timings and no correctness run ever overlap a timing.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import math
+import queue
+import random
+import shutil
+import signal
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from kbx.eval import timing_policy
+from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, ZygoteClient
+from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, ShapeTiming, Status, truncate
+from kbx.eval.sandbox_env import redact
+from kbx.eval.source import check_syntax
+from kbx.tasks.registry import default_tasks_dir
+from kbx.tasks.spec import FIXED, PERF, TaskInfo
+
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
+EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is killed
+SECRET_SEED_BITS = 31
+
+
+@dataclasses.dataclass(frozen=True)
+class Attempt:
+    """Code to judge for one task. `label` says where it came from (method, round, candidate)."""
+
+    task: TaskInfo
+    code: str
+    label: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalSettings:
+    device: str = "cpu"  # "cpu" (Triton interpreter) or "cuda"
+    gpu_index: int = 0
+    public_seeds: tuple[int, ...] = (0,)
+    secret_seed: bool = True  # add one seed drawn per run, so no kernel can be tuned to known inputs
+    workers: int = 2
+    check_timeout_s: float = 300.0
+    time_timeout_s: float = 300.0
+    judge_timeout_s: float = 600.0
+    check_perf_shape: bool | None = None  # default: on a GPU only (too slow for the interpreter)
+    memory_limit_gb: float = 8.0  # address-space cap for CPU workers (not applicable with CUDA)
+    timing: timing_policy.TimingPolicy = dataclasses.field(default_factory=timing_policy.TimingPolicy)
+    tasks_dir: str = ""
+    keep_jobs: bool = False
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.device == "cuda"
+
+
+class Evaluator:
+    """Judges attempts on one device. Use as a context manager so worker processes are closed."""
+
+    def __init__(self, settings: EvalSettings | None = None) -> None:
+        settings = settings or EvalSettings()
+        self.settings = dataclasses.replace(settings, timing=dataclasses.replace(settings.timing,
+                                                                                  nvml_index=settings.gpu_index))
+        s = self.settings
+        self.tasks_dir = s.tasks_dir or str(default_tasks_dir())
+        self.workdir = Path(tempfile.mkdtemp(prefix="kbx-eval-"))
+        self.secret_seed = random.SystemRandom().getrandbits(SECRET_SEED_BITS) if s.secret_seed else None
+        env = {"KBX_TASKS_DIR": self.tasks_dir, "KBX_DEVICE": "cuda:0" if s.on_gpu else "cpu"}
+        if s.on_gpu:
+            env["CUDA_VISIBLE_DEVICES"] = str(s.gpu_index)
+        else:
+            env["TRITON_INTERPRET"] = "1"
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        self.zygote = ZygoteClient(env, self.workdir / "zygote.log")
+        self.judge = JudgeClient(env, self.workdir / "judge.log")
+        self.device_lock = _SharedExclusiveLock()
+        self.baselines: dict[str, list[dict]] = {}
+        self.baseline_lock = threading.Lock()
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.zygote.close()
+        self.judge.close()
+        if not self.settings.keep_jobs:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def evaluate(
+        self, attempts: Sequence[Attempt], on_record: Callable[[int, EvalRecord], None] | None = None
+    ) -> list[EvalRecord]:
+        """Judge attempts concurrently; records come back in input order."""
+        records: list[EvalRecord | None] = [None] * len(attempts)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
+            futures = {pool.submit(self.evaluate_one, a): i for i, a in enumerate(attempts)}
+            for future in concurrent.futures.as_completed(futures):
+                i = futures[future]
+                records[i] = future.result()
+                if on_record:
+                    on_record(i, records[i])
+        return records  # type: ignore[return-value]
+
+    def seeds_for(self, task: TaskInfo) -> dict[str, list[int]]:
+        """The correctness plan: case name -> seeds, in order."""
+        s = self.settings
+        random_seeds = [*s.public_seeds, *([self.secret_seed] if self.secret_seed is not None else [])]
+        plan = {c.name: ([0] if c.kind == FIXED else list(random_seeds)) for c in task.spec.cases}
+        check_perf = s.on_gpu if s.check_perf_shape is None else s.check_perf_shape
+        if check_perf and task.spec.perf:
+            plan[task.spec.perf[0].name] = [random_seeds[-1]]
+        return plan
+
+    def evaluate_one(self, attempt: Attempt) -> EvalRecord:
+        task = attempt.task
+        base = {"task": task.id, "task_version": task.spec.version, "label": attempt.label,
+                "device": self.settings.device}  # fmt: skip
+        if not attempt.code.strip():
+            return EvalRecord(status=Status.NO_CODE, reason="no code was produced", **base)
+        syntax = check_syntax(attempt.code)
+        if syntax:
+            return EvalRecord(status=Status.SYNTAX_ERROR, reason=f"syntax error at {syntax}",
+                              error_type="SyntaxError", message=syntax, **base)  # fmt: skip
+        return _Run(self, attempt, base).execute()
+
+
+class _Run:
+    """One attempt's trip through worker, judge and timing."""
+
+    def __init__(self, ev: Evaluator, attempt: Attempt, base: dict) -> None:
+        self.ev, self.attempt, self.base = ev, attempt, base
+        self.task = attempt.task
+        self.job_id = uuid.uuid4().hex[:12]
+        self.started = time.perf_counter()
+        self.judge_s = 0.0
+        self.job_dir = ev.workdir / "jobs" / self.job_id
+        self.exited = False
+
+    def execute(self) -> EvalRecord:
+        ev, s = self.ev, self.ev.settings
+        self.job_dir.mkdir(parents=True)
+        (self.job_dir / "candidate.py").write_text(self.attempt.code)
+        seeds = ev.seeds_for(self.task)
+        timing = s.on_gpu and bool(self.task.spec.perf)
+        job = {
+            "id": self.job_id, "job_dir": str(self.job_dir), "tasks_dir": ev.tasks_dir,
+            "category": self.task.category, "stem": self.task.stem, "device": "cuda:0" if s.on_gpu else "cpu",
+            "cases": list(seeds), "seeds": seeds,
+            "timing": dataclasses.asdict(s.timing) if timing else None,
+            "memory_limit_bytes": 0 if s.on_gpu else int(s.memory_limit_gb * 2**30),
+        }  # fmt: skip
+        events = ev.zygote.spawn(job)
+        try:
+            with ev.device_lock.shared():
+                checked = self._wait(events, "checked", s.check_timeout_s)
+            if checked["event"] != "checked":
+                return self._failed_worker(checked, s.check_timeout_s)
+            if checked["stage_status"] != "ran":
+                return self._record(Status(checked["stage_status"]), checked, reason=_first_line(checked["message"]))
+            verdict = self._judge({"op": "compare", "task": self.task.id, "seeds": seeds,
+                                   "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
+            if "error" in verdict:
+                return self._record(Status.REFERENCE_ERROR, checked, reason=f"judge failed: {verdict['error']}")
+            status = Status(verdict["status"])
+            fields = {k: verdict[k] for k in ("error_type", "cases_total", "cases_passed")}
+            fields["message"] = verdict["message"]
+            fields["mismatch"] = _mismatch(verdict["mismatch"])
+            if status is not Status.OK or not timing:
+                skipped = "" if status is not Status.OK else "no GPU: timing needs a CUDA device"
+                return self._record(status, checked, reason=verdict["reason"], timing_skipped_reason=skipped, **fields)
+            return self._timed(checked, fields)
+        finally:
+            self._finish(events)
+
+    def _timed(self, checked: dict, fields: dict) -> EvalRecord:
+        ev, s = self.ev, self.ev.settings
+        with ev.device_lock.exclusive():
+            baseline = self._baseline()
+            ev.zygote.send(self.job_id, "time")
+            timed = self._wait(ev.zygote.queues[self.job_id], "timed", s.time_timeout_s)
+        if timed["event"] != "timed":
+            return self._failed_worker(timed, s.time_timeout_s, during="timing")
+        if isinstance(baseline, str):
+            return self._record(Status.REFERENCE_ERROR, checked, reason=baseline, **fields)
+        recheck = self._judge({"op": "compare_perf", "task": self.task.id, "rows": timed["rows"],
+                               "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
+        if "error" in recheck:
+            return self._record(Status.REFERENCE_ERROR, checked, reason=f"judge failed: {recheck['error']}", **fields)
+        if recheck["status"] != Status.OK.value:
+            fields["mismatch"] = _mismatch(recheck["mismatch"])
+            return self._record(Status(recheck["status"]), checked, reason=recheck["reason"], **fields)
+        shapes, speedup, suspect = timing_policy.combine(self.task, timed["rows"], baseline)
+        status = Status.TIMING_SUSPECT if suspect else Status.OK
+        return self._record(
+            status, checked, reason=suspect, timed=True, speedup=speedup, shapes=tuple(shapes),
+            runtime_ms=math.fsum(r.kernel_ms_median for r in shapes),
+            baseline_ms=math.fsum(r.baseline_ms_median for r in shapes), time_s=timed.get("time_s", 0.0), **fields,
+        )  # fmt: skip
+
+    def _judge(self, request: dict) -> dict:
+        started = time.perf_counter()
+        reply = self.ev.judge.request(request, self.ev.settings.judge_timeout_s)
+        self.judge_s += time.perf_counter() - started
+        return reply
+
+    def _baseline(self) -> list[dict] | str:
+        """Live reference timings for this task, measured once per run on this device."""
+        ev = self.ev
+        with ev.baseline_lock:
+            if self.task.id not in ev.baselines:
+                reply = ev.judge.request({"op": "baseline", "task": self.task.id,
+                                          "timing": dataclasses.asdict(ev.settings.timing)},
+                                         ev.settings.judge_timeout_s)  # fmt: skip
+                if "error" in reply:
+                    return f"reference timing failed: {reply['error']}"
+                ev.baselines[self.task.id] = reply["rows"]
+            return ev.baselines[self.task.id]
+
+    def _wait(self, events: queue.Queue, wanted: str, timeout_s: float) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.ev.zygote.kill(self.job_id)
+                return {"event": "timeout"}
+            try:
+                msg = events.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if msg["event"] in ("exit", ZYGOTE_DIED):
+                self.exited = True
+            if msg["event"] in (wanted, "exit", ZYGOTE_DIED, "garbled"):
+                return msg
+
+    def _failed_worker(self, msg: dict, timeout_s: float, during: str = "checking") -> EvalRecord:
+        event = msg["event"]
+        if event == "timeout":
+            return self._record(Status.TIMEOUT, {}, reason=f"no result within {timeout_s:.0f} s while {during}; killed")
+        if event == ZYGOTE_DIED:
+            return self._record(Status.CRASHED, {}, reason="the worker pool died (it restarts for the next attempt)")
+        if event == "garbled":
+            return self._record(Status.CRASHED, {}, reason="the worker's result channel was corrupted")
+        sig, code = msg.get("signal", 0), msg.get("code", 0)
+        if sig == signal.SIGKILL:
+            return self._record(Status.OUT_OF_MEMORY, {}, reason="the worker was killed (SIGKILL), most likely by the "
+                                "out-of-memory killer")  # fmt: skip
+        if sig:
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            kind = "crashed" if sig in CRASH_SIGNALS else "was killed"
+            return self._record(Status.CRASHED, {}, reason=f"the worker {kind} with {name} while {during}")
+        return self._record(Status.CRASHED, {}, reason=f"the worker exited with code {code} while {during}, "
+                            "before reporting")  # fmt: skip
+
+    def _finish(self, events: queue.Queue) -> None:
+        """Let the worker go (or kill it) and wait for its exit, so no process outlives its attempt."""
+        ev = self.ev
+        if not self.exited:
+            ev.zygote.send(self.job_id, "exit")
+        killed, deadline = False, time.monotonic() + EXIT_GRACE_S
+        while not self.exited:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                if killed:
+                    break  # the zygote reaps it; nothing more to wait for here
+                ev.zygote.kill(self.job_id)
+                killed, deadline = True, time.monotonic() + EXIT_GRACE_S
+                continue
+            try:
+                self.exited = events.get(timeout=remaining)["event"] in ("exit", ZYGOTE_DIED)
+            except queue.Empty:
+                continue
+        ev.zygote.forget(self.job_id)
+        if not ev.settings.keep_jobs:
+            shutil.rmtree(self.job_dir, ignore_errors=True)
+
+    def _record(self, status: Status, checked: dict, **fields) -> EvalRecord:
+        return EvalRecord(
+            status=status,
+            compile_s=float(checked.get("compile_s", 0.0)),
+            check_s=float(checked.get("check_s", 0.0)),
+            triton_launches=int(checked.get("launches", 0)),
+            judge_s=self.judge_s,
+            wall_s=time.perf_counter() - self.started,
+            output_tail=self._output_tail(),
+            error_type=fields.pop("error_type", checked.get("error_type", "")),
+            message=redact(truncate(fields.pop("message", checked.get("message", "")))),
+            **{k: redact(v) if isinstance(v, str) else v for k, v in fields.items()},
+            **self.base,
+        )
+
+    def _output_tail(self) -> str:
+        parts = []
+        for name in ("stdout.txt", "stderr.txt"):
+            path = self.job_dir / name
+            if path.is_file() and path.stat().st_size:
+                with open(path, "rb") as f:
+                    f.seek(max(0, path.stat().st_size - OUTPUT_TAIL_CHARS))
+                    parts.append(f"--- {name} ---\n" + f.read().decode(errors="replace"))
+        return redact("\n".join(parts)[-OUTPUT_TAIL_CHARS:])
+
+
+def _mismatch(fields: dict) -> Mismatch:
+    return Mismatch(**{k: tuple(map(tuple, v)) if k == "indices" else tuple(v) if isinstance(v, list) else v
+                       for k, v in fields.items()})  # fmt: skip
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+class _SharedExclusiveLock:
+    """Many correctness runs at once, or one timing alone (writer preference, so timing never starves)."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.readers = 0
+        self.writer = False
+        self.waiting_writers = 0
+
+    class _Guard:
+        def __init__(self, enter, leave) -> None:
+            self.enter, self.leave = enter, leave
+
+        def __enter__(self):
+            self.enter()
+
+        def __exit__(self, *exc):
+            self.leave()
+
+    def shared(self):
+        return self._Guard(self._acquire_shared, self._release_shared)
+
+    def exclusive(self):
+        return self._Guard(self._acquire_exclusive, self._release_exclusive)
+
+    def _acquire_shared(self) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: not self.writer and not self.waiting_writers)
+            self.readers += 1
+
+    def _release_shared(self) -> None:
+        with self.cond:
+            self.readers -= 1
+            self.cond.notify_all()
+
+    def _acquire_exclusive(self) -> None:
+        with self.cond:
+            self.waiting_writers += 1
+            self.cond.wait_for(lambda: not self.writer and not self.readers)
+            self.waiting_writers -= 1
+            self.writer = True
+
+    def _release_exclusive(self) -> None:
+        with self.cond:
+            self.writer = False
+            self.cond.notify_all()

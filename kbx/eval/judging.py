@@ -1,0 +1,167 @@
+"""Turning a worker's saved outputs into a verdict. Runs in the trusted judge process.
+
+The judge regenerates every input from its seed, computes the reference itself, and reads the
+candidate's outputs as data (`torch.load(weights_only=True)`), so nothing the candidate did in its
+own process can change the reference or the rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from kbx.eval.compare import EXCEPTION_KEY, PASS, Outcome, compare, structure_matches
+from kbx.eval.record import Mismatch, Status
+from kbx.tasks.spec import TaskInfo
+
+# Errors that are limits of the Triton CPU interpreter, not of the kernel (stack-facts.md §9).
+INTERPRETER_LIMITS = (
+    "0 active drivers",  # @triton.autotune
+    "Did you forget to add @triton.jit",  # libdevice functions
+    "cannot convert None",
+    "Expected dtype ['fp32', 'fp64']",  # fp16 tl.math.erf
+    "libdevice",
+    "only 0-dimensional arrays can be converted",  # tl.dot loops with numpy >= 2.4 on triton 3.6
+)
+BF16_ON_CPU = "bf16 arithmetic is unreliable under the Triton CPU interpreter; judge this on a GPU"
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    status: Status
+    reason: str = ""
+    error_type: str = ""
+    message: str = ""
+    cases_total: int = 0
+    cases_passed: int = 0
+    mismatch: Mismatch = dataclasses.field(default_factory=Mismatch)
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        out["status"] = self.status.value
+        return out
+
+
+def judge_outputs(info: TaskInfo, payload: dict, seeds: dict[str, list[int]], device: str, expected_for) -> Verdict:
+    """Verdict over every planned (case, seed); the first failing case decides the status.
+
+    `expected_for(case, seed)` returns the reference output (cached by the caller);
+    `seeds` maps each planned case name to its seeds, in plan order.
+    """
+    results = {(r["case"], int(r["seed"])): r for r in payload.get("results", [])}
+    cases = {c.name: c for c in info.all_cases()}
+    plan = [(cases[name], seed) for name, case_seeds in seeds.items() for seed in case_seeds]
+    passed, failure = 0, None
+    for case, seed in plan:
+        result = results.get((case.name, seed))
+        outcome, error = _judge_case(info, case, seed, result, device, expected_for)
+        if outcome.ok:
+            passed += 1
+        elif failure is None:
+            failure = (outcome, error, case, seed)
+    total = len(plan)
+    if failure:
+        outcome, error, case, seed = failure
+        mismatch = dataclasses.replace(outcome.mismatch, case=case.name, seed=seed)
+        return Verdict(outcome.status, f"case {case.name} (seed {seed}): {outcome.reason}", error.get("type", ""),
+                       error.get("message", ""), total, passed, mismatch)  # fmt: skip
+    if sum(int(r.get("launches", 0)) for r in results.values()) == 0:
+        return Verdict(Status.NO_TRITON, "the entry ran without launching any Triton kernel", cases_total=total,
+                       cases_passed=passed)  # fmt: skip
+    ghost = payload.get("ghost") or {}
+    if ghost and _ghost_unchanged(ghost, results):
+        return Verdict(Status.DECOY_KERNEL, f"case {ghost['case']}: the output is unchanged with every Triton "
+                       "launch disabled, so the kernel does not compute it", cases_total=total, cases_passed=passed)  # fmt: skip
+    return Verdict(Status.OK, cases_total=total, cases_passed=passed)
+
+
+def judge_perf_outputs(info: TaskInfo, payload: dict, rows: list[dict], device: str, expected_for) -> Verdict:
+    """Re-check the output of the last timed call at every perf shape: speed only counts when correct."""
+    cases = {c.name: c for c in info.spec.perf}
+    for row in rows:
+        if not row.get("ok"):
+            return Verdict(Status.RUNTIME_ERROR, f"perf shape {row['shape']}: {row.get('error', 'failed')}",
+                           error_type=row.get("error", "").split(":")[0])  # fmt: skip
+        saved = payload.get(row["shape"])
+        if saved is None:
+            return Verdict(Status.MISMATCH, f"perf shape {row['shape']}: the timed output was not saved")
+        case, seed = cases[row["shape"]], int(saved["seed"])
+        outcome = _judge_values(info, case, seed, expected_for(case, seed), _to_device(saved["output"], device), device)
+        if not outcome.ok:
+            mismatch = dataclasses.replace(outcome.mismatch, case=case.name, seed=seed)
+            return Verdict(outcome.status, f"timed output at perf shape {case.name}: {outcome.reason}",
+                           mismatch=mismatch)  # fmt: skip
+    return Verdict(Status.OK)
+
+
+def _judge_case(info: TaskInfo, case, seed: int, result, device: str, expected_for) -> tuple[Outcome, dict]:
+    if result is None:
+        return Outcome(Status.RUNTIME_ERROR, "not run: an earlier case failed"), {}
+    expected = expected_for(case, seed)
+    error = result.get("error") or {}
+    if error:
+        if isinstance(expected, dict) and expected.get(EXCEPTION_KEY) == error["type"]:
+            return PASS, {}
+        return Outcome(_error_status(error, device), f"raised {error['type']}"), error
+    if result.get("wrong_type"):
+        return Outcome(Status.WRONG_TYPE, f"returned a {result['wrong_type']}, not a plain torch.Tensor"), {}
+    if result.get("mutated"):
+        return Outcome(Status.INPUT_MUTATED, f"{result['mutated']} was modified; the op must not write its inputs"), {}
+    got = _to_device(result["output"], device)
+    outcome = _judge_values(info, case, seed, expected, got, device)
+    if not outcome.ok and torch.device(device).type == "cpu" and "bfloat16" in info.spec.dtypes:
+        return Outcome(Status.UNSUPPORTED_ON_CPU, BF16_ON_CPU, outcome.mismatch), {}
+    return outcome, {}
+
+
+def _judge_values(info: TaskInfo, case, seed: int, expected, got, device: str) -> Outcome:
+    spec = info.spec
+    if spec.stochastic is not None and not (isinstance(expected, dict) and EXCEPTION_KEY in expected):
+        from kbx.tasks.inputs import make_generator
+
+        shape = structure_matches(expected, got)  # first, so the task's check only ever sees well-formed output
+        if not shape.ok:
+            return shape
+        call = spec.make_inputs(case.params, make_generator(seed, device), device)
+        reason = spec.stochastic(call, got)
+        if reason is not None:
+            return PASS if reason == "" else Outcome(Status.MISMATCH, f"not a plausible random draw: {reason}")
+    return compare(expected, got, spec.tolerance)
+
+
+def _error_status(error: dict, device: str) -> Status:
+    if error.get("oom"):
+        return Status.OUT_OF_MEMORY
+    if torch.device(device).type == "cpu" and any(sig in error.get("message", "") for sig in INTERPRETER_LIMITS):
+        return Status.UNSUPPORTED_ON_CPU
+    return Status.RUNTIME_ERROR
+
+
+def _ghost_unchanged(ghost: dict, results: dict) -> bool:
+    normal = results.get((ghost["case"], int(ghost["seed"])))
+    if not normal or normal.get("error"):
+        return False
+    return _bitwise_same(normal["output"], ghost["output"])
+
+
+def _bitwise_same(a, b) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(
+            torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+        ) if a.numel() else False  # fmt: skip
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_bitwise_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_bitwise_same(a[k], b[k]) for k in a)
+    return False  # scalars alone cannot show a decoy
+
+
+def _to_device(value, device: str):
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_device(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_device(v, device) for k, v in value.items()}
+    return value

@@ -1,0 +1,135 @@
+"""Driver-side handles on the two worker processes of a device: the zygote and the judge.
+
+Both are started with a scrubbed environment and talk JSON lines. Either may die (the OOM killer,
+a bug); the handle notices, fails what was in flight with a clear reason, and restarts on next use.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from kbx.eval.sandbox_env import scrubbed_env
+
+ZYGOTE_DIED = "zygote_died"
+
+
+class ZygoteClient:
+    """Spawns candidate children through the zygote and routes their events to per-job queues."""
+
+    def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
+        self.env_extra = env_extra
+        self.log_path = log_path
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen | None = None
+        self.queues: dict[str, queue.Queue] = {}
+
+    def _ensure(self) -> subprocess.Popen:
+        if self.proc is None or self.proc.poll() is not None:
+            log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the process
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kbx.worker.zygote"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                env=scrubbed_env(self.env_extra), close_fds=True,
+            )  # fmt: skip
+            threading.Thread(target=self._pump, args=(self.proc,), daemon=True).start()
+        return self.proc
+
+    def _pump(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            q = self.queues.get(msg.get("id"))
+            if q is not None:
+                q.put(msg)
+        with self.lock:  # the zygote is gone: every job still waiting hears it
+            for q in self.queues.values():
+                q.put({"event": ZYGOTE_DIED})
+
+    def _send(self, msg: dict) -> None:
+        with self.lock:
+            proc = self._ensure()
+            try:
+                proc.stdin.write((json.dumps(msg) + "\n").encode())
+                proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass  # the pump reports the death to waiting jobs
+
+    def spawn(self, job: dict) -> queue.Queue:
+        q: queue.Queue = queue.Queue()
+        self.queues[job["id"]] = q
+        self._send({"op": "spawn", "job": job})
+        return q
+
+    def send(self, job_id: str, text: str) -> None:
+        self._send({"op": "send", "id": job_id, "text": text})
+
+    def kill(self, job_id: str) -> None:
+        self._send({"op": "kill", "id": job_id})
+
+    def forget(self, job_id: str) -> None:
+        self.queues.pop(job_id, None)
+
+    def close(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+class JudgeClient:
+    """One request at a time to the trusted judge process, with a timeout per request."""
+
+    def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
+        self.env_extra = env_extra
+        self.log_path = log_path
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen | None = None
+        self.replies: queue.Queue = queue.Queue()
+
+    def _ensure(self) -> subprocess.Popen:
+        if self.proc is None or self.proc.poll() is not None:
+            log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the process
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kbx.worker.judge"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                env=scrubbed_env(self.env_extra), close_fds=True,
+            )  # fmt: skip
+            self.replies = queue.Queue()
+            threading.Thread(target=self._pump, args=(self.proc, self.replies), daemon=True).start()
+        return self.proc
+
+    @staticmethod
+    def _pump(proc: subprocess.Popen, replies: queue.Queue) -> None:
+        for line in proc.stdout:
+            replies.put(json.loads(line))
+        replies.put({"error": "the judge process exited"})
+
+    def request(self, msg: dict, timeout_s: float) -> dict:
+        with self.lock:
+            proc = self._ensure()
+            try:
+                proc.stdin.write((json.dumps(msg) + "\n").encode())
+                proc.stdin.flush()
+                return self.replies.get(timeout=timeout_s)
+            except queue.Empty:
+                proc.kill()
+                return {"error": f"the judge did not answer within {timeout_s:.0f} s"}
+            except (BrokenPipeError, OSError) as exc:
+                return {"error": f"the judge process is gone: {exc}"}
+
+    def close(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()

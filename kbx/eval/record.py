@@ -1,0 +1,165 @@
+"""Evaluation results as plain data: a status enum and one immutable record per attempt.
+
+Records hold no exceptions and no None: absent numbers are NaN (with a boolean saying why),
+absent text is "". Units are in field names. `to_dict` gives JSON-ready values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from typing import Any
+
+
+class Status(str, enum.Enum):
+    """Outcome of one attempt, ordered roughly by the stage that decides it."""
+
+    OK = "ok"
+    NO_CODE = "no_code"
+    UNKNOWN_TASK = "unknown_task"
+    SYNTAX_ERROR = "syntax_error"
+    NO_ENTRY = "no_entry"
+    IMPORT_ERROR = "import_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    OUT_OF_MEMORY = "out_of_memory"
+    NO_TRITON = "no_triton"
+    DECOY_KERNEL = "decoy_kernel"
+    MISMATCH = "mismatch"
+    INPUT_MUTATED = "input_mutated"
+    UNWRITTEN_OUTPUT = "unwritten_output"
+    WRONG_DTYPE = "wrong_dtype"
+    WRONG_SHAPE = "wrong_shape"
+    WRONG_TYPE = "wrong_type"
+    TIMING_SUSPECT = "timing_suspect"
+    UNSUPPORTED_ON_CPU = "unsupported_on_cpu"
+    REFERENCE_ERROR = "reference_error"
+
+    @property
+    def compiled(self) -> bool:
+        """The code imported and its entry exists (upstream's 'call' stage, kbx's 'compiled')."""
+        return self not in _NOT_COMPILED
+
+    @property
+    def correct(self) -> bool:
+        return self in (Status.OK, Status.TIMING_SUSPECT)
+
+
+_NOT_COMPILED = {
+    Status.NO_CODE,
+    Status.UNKNOWN_TASK,
+    Status.SYNTAX_ERROR,
+    Status.NO_ENTRY,
+    Status.IMPORT_ERROR,
+    Status.REFERENCE_ERROR,
+}
+
+NAN = float("nan")
+MESSAGE_CHARS = 2000  # longest error message kept in a record
+OUTPUT_TAIL_CHARS = 4000  # longest tail of the candidate's stdout/stderr kept
+
+
+@dataclasses.dataclass(frozen=True)
+class Mismatch:
+    """Where a candidate's output differs from the reference, for feedback and debugging."""
+
+    case: str = ""
+    seed: int = 0
+    leaf: str = ""  # path inside the output structure, e.g. "[1]"
+    count: int = 0
+    numel: int = 0
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    indices: tuple = ()  # first few differing indices
+    got: tuple = ()
+    expected: tuple = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class ShapeTiming:
+    """One perf shape timed for the candidate and the live reference baseline."""
+
+    shape: str
+    kernel_ms_median: float
+    kernel_ms_iqr: float
+    baseline_ms_median: float
+    baseline_ms_iqr: float
+    reps: int
+    speedup: float
+    tflops: float
+    gbps: float
+    first_call_ms: float = NAN  # includes JIT compilation and autotuning
+    telemetry: str = ""  # why telemetry is missing, "" when present
+    energy_per_call_mj: float = NAN
+    power_w: float = NAN
+    sm_clock_mhz: float = NAN
+    mem_clock_mhz: float = NAN
+    temperature_c: float = NAN
+    throttle_reasons: float = NAN  # NVML clocks-event bitmask (0: not throttled)
+    memory_used_mb: float = NAN
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalRecord:
+    """The verdict on one attempt at one task."""
+
+    task: str
+    task_version: int
+    status: Status
+    reason: str = ""
+    error_type: str = ""
+    message: str = ""
+    label: str = ""  # who produced the code, e.g. "reference", "predictions:line12", "round1/cand3"
+    cases_total: int = 0
+    cases_passed: int = 0
+    triton_launches: int = 0
+    mismatch: Mismatch = dataclasses.field(default_factory=Mismatch)
+    timed: bool = False
+    timing_skipped_reason: str = ""
+    speedup: float = NAN  # geometric mean over perf shapes of baseline_ms / kernel_ms
+    runtime_ms: float = NAN  # sum over perf shapes of the candidate's median
+    baseline_ms: float = NAN  # sum over perf shapes of the reference's median
+    shapes: tuple[ShapeTiming, ...] = ()
+    compile_s: float = 0.0  # importing the candidate (Triton JIT happens at its first call, in check_s)
+    check_s: float = 0.0  # running every correctness case, ghost replay included
+    judge_s: float = 0.0  # the judge's reference and comparison
+    time_s: float = 0.0  # timing every perf shape
+    wall_s: float = 0.0  # the whole attempt as the driver saw it
+    output_tail: str = ""
+    device: str = ""
+
+    @property
+    def compiled(self) -> bool:
+        return self.status.compiled
+
+    @property
+    def correct(self) -> bool:
+        return self.status.correct
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["status"] = self.status.value
+        out["compiled"] = self.compiled
+        out["correct"] = self.correct
+        return _json_safe(out)
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and inf become None (JSON null); tuples become lists."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def truncate(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """Keep the head and tail of long text; errors and tracebacks matter at both ends."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - limit} chars cut] ...\n{text[-half:]}"

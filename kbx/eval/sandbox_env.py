@@ -1,0 +1,42 @@
+"""The environment candidate workers get: the driver's, minus anything secret.
+
+Secrets are removed by name (any variable whose name holds one of SECRET_MARKERS) and by
+provider (LLM and cloud credential prefixes), so an API key in the driver never reaches
+generated code. `redact` scrubs their values from any text that comes back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+PROVIDER_PREFIXES = (
+    "OPENAI_", "ANTHROPIC_", "AZURE_", "GEMINI_", "GOOGLE_", "VERTEX", "MISTRAL_", "COHERE_", "GROQ_",
+    "DEEPSEEK_", "TOGETHER", "FIREWORKS_", "HF_", "HUGGING", "OPENROUTER_", "LITELLM_", "AWS_",
+    "MLFLOW_TRACKING_", "DATABRICKS_", "REPLICATE_", "PERPLEXITY", "XAI_", "VLLM_API",
+)  # fmt: skip
+MIN_REDACT_LEN = 6  # shorter values (e.g. "1", "true") would redact ordinary text
+REDACTED = "[redacted]"
+
+
+def is_secret(name: str) -> bool:
+    upper = name.upper()
+    return any(m in upper for m in SECRET_MARKERS) or upper.startswith(PROVIDER_PREFIXES)
+
+
+def scrubbed_env(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not is_secret(k)}
+    env.update(extra or {})
+    return env
+
+
+def secret_values(base: dict[str, str] | None = None) -> list[str]:
+    env = os.environ if base is None else base
+    return sorted({v for k, v in env.items() if is_secret(k) and len(v) >= MIN_REDACT_LEN}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str] | None = None) -> str:
+    for value in secret_values() if secrets is None else secrets:
+        text = text.replace(value, REDACTED)
+    return re.sub(r"(?i)\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}", REDACTED, text)

@@ -1,0 +1,65 @@
+"""Turning a method's raw text into a candidate source file, and static checks on it.
+
+Nothing here executes candidate code: parsing is done with `ast` in the driver.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+# Upstream's task files put the reference above and the test harness below a line of this many '#'.
+HARNESS_SEPARATOR_LEN = 146
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def extract_code(text: str) -> str:
+    """The kernel code in a completion or stored prediction.
+
+    Takes the last fenced python block when fences are present (models often write a draft,
+    then the final version), else the whole text; then drops everything from upstream's harness
+    separator line on, so a stored upstream file contributes only its kernel part.
+    """
+    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+    if blocks:
+        python = [body for lang, body in blocks if lang in ("python", "py", "")]
+        text = (python or [body for _, body in blocks])[-1]
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("#" * HARNESS_SEPARATOR_LEN):
+            lines = lines[:i]
+            break
+    return "\n".join(lines).strip() + "\n" if any(line.strip() for line in lines) else ""
+
+
+def entry_names(entry: str) -> tuple[str, str]:
+    """Names a submission may define: the task's entry, or upstream's generic `kernel_function`."""
+    return (entry, "kernel_function")
+
+
+def check_syntax(code: str) -> str:
+    """'' when the code parses, else a one-line syntax error."""
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    return ""
+
+
+def defines_entry(code: str, entry: str) -> bool:
+    """Whether the module body defines the entry at top level (def, class, assignment or import).
+
+    Only a cheap pre-check: the worker looks the name up after import, which is what counts.
+    """
+    wanted = set(entry_names(entry))
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in wanted:
+            return True
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id in wanted for t in targets):
+                return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((alias.asname or alias.name.split(".")[0]) in wanted for alias in node.names):
+                return True
+    return False

@@ -1,0 +1,166 @@
+"""GPU timing, run inside the candidate's worker and inside the judge with one policy.
+
+Per perf shape: inputs generated on the device for several rotations (distinct seeds, so no
+result can be replayed by pointer or by value); a first call timed on the host (compile and
+autotune); warm-up; then repetitions, each after an L2 flush, timed by CUDA events with a
+device-wide synchronisation and a host wall-clock cross-check that exposes work hidden on side
+streams or threads; stopping once the relative standard error is small or the time cap is hit.
+Raw samples are kept; the median and IQR summarise them.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+
+import torch
+
+from kbx import telemetry
+from kbx.eval.timing_policy import TimingPolicy
+from kbx.tasks.inputs import make_generator
+from kbx.worker.cases import clone_tree, to_plain
+
+# Captured at import, before any candidate code runs, to notice a candidate replacing them.
+_ELAPSED = torch.cuda.Event.elapsed_time
+_SYNC = torch.cuda.synchronize
+_CLOCK = time.perf_counter
+PERF_OUTPUTS_FILE = "perf_outputs.pt"
+MIN_WARMUP_CALLS = 3
+_telemetry: telemetry.Telemetry | None = None
+
+
+def _gpu_telemetry(index: int) -> telemetry.Telemetry:
+    global _telemetry
+    if _telemetry is None:
+        _telemetry = telemetry.Telemetry(index)
+    return _telemetry
+
+
+def time_perf_shapes(entry, info, device: str, policy: dict) -> list[dict]:
+    """Candidate side: time every perf shape and save each shape's last timed output for the judge."""
+    pol = TimingPolicy(**policy)
+    rows, outputs = [], {}
+    for case in info.spec.perf:
+        row, last = _time_shape(entry, info, case, device, pol)
+        rows.append(row)
+        if row["ok"]:
+            outputs[case.name] = {"seed": row["last_seed"], "output": to_plain(last)}
+        else:
+            break  # a failed shape fails the attempt; timing more shapes adds nothing
+    torch.save(outputs, PERF_OUTPUTS_FILE)
+    return rows
+
+
+def time_reference(info, device: str, policy: dict) -> list[dict]:
+    """Judge side: the live eager baseline on the same shapes, seeds and policy."""
+    pol = TimingPolicy(**policy)
+    with torch.no_grad():
+        return [_time_shape(info.spec.reference, info, case, device, pol)[0] for case in info.spec.perf]
+
+
+def _time_shape(fn, info, case, device: str, pol: TimingPolicy) -> tuple[dict, object]:
+    spec = info.spec
+    row = {"shape": case.name, "ok": False, "error": "", "median_ms": math.nan, "iqr_ms": math.nan,
+           "mean_ms": math.nan, "reps": 0, "samples_ms": [], "first_call_ms": math.nan,
+           "host_median_ms": math.nan, "host_suspect": "", "flops": 0.0, "bytes": 0.0, "last_seed": 0}  # fmt: skip
+    try:
+        calls = _rotations(spec, case, device, pol)
+        first = calls[0][1]
+        row["flops"] = float(spec.flops(*first.args, **first.kwargs))
+        row["bytes"] = float(spec.bytes(*first.args, **first.kwargs))
+        flush = torch.empty(pol.flush_l2_bytes // 4, dtype=torch.int32, device=device)
+        threads_before = threading.active_count()
+
+        def run(i):
+            seed, call = calls[i % len(calls)]
+            return seed, fn(*clone_tree(call.args), **clone_tree(dict(call.kwargs)))
+
+        _SYNC()
+        t0 = _CLOCK()
+        run(0)
+        _SYNC()
+        row["first_call_ms"] = (_CLOCK() - t0) * 1e3
+        warm_until, n = _CLOCK() + pol.warmup_ms * 1e-3, 0
+        while n < MIN_WARMUP_CALLS or _CLOCK() < warm_until:
+            run(n)
+            n += 1
+        samples, host, last = _measure(run, flush, pol)
+        row.update(_summary(samples, host, pol))
+        row.update(_energy(run, pol))
+        row["last_seed"], row["ok"] = last[0], True
+        if threading.active_count() > threads_before:
+            row["host_suspect"] = "the entry started background threads"
+        if torch.cuda.Event.elapsed_time is not _ELAPSED or torch.cuda.synchronize is not _SYNC:
+            row["host_suspect"] = "timing functions were replaced during the run"
+        return row, last[1]
+    except Exception as exc:  # a shape that fails is reported as such, never skipped silently
+        row["error"] = f"{type(exc).__name__}: {str(exc)[:500]}"
+        return row, None
+
+
+def _rotations(spec, case, device: str, pol: TimingPolicy) -> list:
+    first = spec.make_inputs(case.params, make_generator(pol.seed, device), device)
+    size = sum(t.numel() * t.element_size() for t in _tensors(first))
+    count = max(1, min(pol.rotations, pol.rotation_budget_bytes // max(size, 1)))
+    calls = [(pol.seed, first)]
+    for r in range(1, count):
+        calls.append((pol.seed + r, spec.make_inputs(case.params, make_generator(pol.seed + r, device), device)))
+    return calls
+
+
+def _measure(run, flush, pol: TimingPolicy):
+    samples, host = [], []
+    deadline = _CLOCK() + pol.max_time_per_shape_s
+    last = None
+    for i in range(pol.max_reps):
+        flush.zero_()
+        _SYNC()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        h0 = _CLOCK()
+        start.record()
+        last = run(i)
+        end.record()
+        _SYNC()
+        host.append((_CLOCK() - h0) * 1e3)
+        samples.append(_ELAPSED(start, end))
+        if len(samples) >= pol.min_reps and (_rse(samples) <= pol.target_rse or _CLOCK() > deadline):
+            break
+    return samples, host, last
+
+
+def _energy(run, pol: TimingPolicy) -> dict:
+    """Telemetry over a burst of back-to-back calls (no L2 flush, whose energy is not the kernel's)."""
+    if pol.energy_burst_ms <= 0:
+        return {"telemetry": "disabled"}
+    meter = _gpu_telemetry(pol.nvml_index)
+    _SYNC()
+    before, calls, until = meter.snapshot(), 0, _CLOCK() + pol.energy_burst_ms * 1e-3
+    while _CLOCK() < until:
+        run(calls)
+        calls += 1
+    _SYNC()
+    return telemetry.around(before, meter.snapshot(), calls)
+
+
+def _summary(samples: list[float], host: list[float], pol: TimingPolicy) -> dict:
+    q = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
+    median, host_median = statistics.median(samples), statistics.median(host)
+    suspect = ""
+    if host_median > max(pol.host_ratio * median, median + pol.host_slack_ms):
+        suspect = (f"host wall time {host_median:.3f} ms vs CUDA-event time {median:.3f} ms: "
+                   "work ran outside the timed stream")  # fmt: skip
+    return {"median_ms": median, "iqr_ms": q[2] - q[0], "mean_ms": statistics.fmean(samples), "reps": len(samples),
+            "samples_ms": samples, "host_median_ms": host_median, "host_suspect": suspect}  # fmt: skip
+
+
+def _rse(samples: list[float]) -> float:
+    mean = statistics.fmean(samples)
+    return statistics.stdev(samples) / math.sqrt(len(samples)) / mean if mean > 0 else 0.0
+
+
+def _tensors(call):
+    for v in [*call.args, *call.kwargs.values()]:
+        if isinstance(v, torch.Tensor):
+            yield v

@@ -1,0 +1,146 @@
+"""Running one case of a candidate inside its worker, and the ghost replay.
+
+Outputs are normalised to picklable plain data for `torch.save(..., weights_only` loading):
+tensors (moved to CPU), numbers, strings, None, lists, tuples and dicts. An exception raised by the
+candidate becomes {"__exception__": type name} so exceptions compare by type, not message.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+import torch
+
+from kbx.eval.record import MESSAGE_CHARS, truncate
+
+EXCEPTION_KEY = "__exception__"
+GHOST_KEY = "output"
+
+
+def run_case(entry, call, case_name: str, seed: int, inplace: bool, counter, device: str) -> dict:
+    """Call the entry once on fresh clones of the case's inputs; report output and side effects."""
+    args, kwargs = clone_tree(call.args), clone_tree(dict(call.kwargs))
+    before = counter.launches
+    result = {"case": case_name, "seed": seed, "output": None, "error": None, "mutated": "", "launches": 0,
+              "wrong_type": ""}  # fmt: skip
+    try:
+        out = entry(*args, **kwargs)
+        _sync(device)
+    except BaseException as exc:  # the candidate may raise anything, SystemExit included
+        result["error"] = {
+            "type": type(exc).__name__,
+            "message": truncate("".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-8)),
+                                MESSAGE_CHARS),
+            "oom": isinstance(exc, (torch.OutOfMemoryError, MemoryError)),
+        }  # fmt: skip
+        result["output"] = {EXCEPTION_KEY: type(exc).__name__}
+        result["launches"] = counter.launches - before
+        return result
+    result["launches"] = counter.launches - before
+    result["wrong_type"] = find_foreign_type(out)
+    result["output"] = to_plain(out) if not result["wrong_type"] else None
+    if not inplace:
+        result["mutated"] = first_mutation(call.args, call.kwargs, args, kwargs)
+    return result
+
+
+def ghost_replay(entry, calls, results, counter, device: str, inplace: bool) -> dict:
+    """Re-run the largest passing-so-far case with every Triton launch turned into a no-op.
+
+    Returns {"case", "seed", "output"} or {} when no case is eligible (no launches, or errors).
+    The judge compares this output with the normal one: identical means the kernel was a decoy.
+    """
+    ran = [(r, c) for r, c in zip(results, calls, strict=False) if not r["error"] and r["launches"] > 0]
+    if not ran:
+        return {}
+    result, (case, seed, call) = max(ran, key=lambda rc: _numel(rc[0]["output"]))
+    from kbx.worker.instrument import poison_cuda_allocator
+
+    poison_cuda_allocator(device)
+    args, kwargs = clone_tree(call.args), clone_tree(dict(call.kwargs))
+    counter.ghost = True
+    try:
+        out = to_plain(entry(*args, **kwargs))
+        _sync(device)
+    except BaseException as exc:  # a kernel-free run may well fail; then it was no decoy
+        out = {EXCEPTION_KEY: type(exc).__name__}
+    finally:
+        counter.ghost = False
+    return {"case": case.name, "seed": seed, GHOST_KEY: out}
+
+
+def clone_tree(value):
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(clone_tree(v) for v in value)
+    if isinstance(value, dict):
+        return {k: clone_tree(v) for k, v in value.items()}
+    return value
+
+
+def to_plain(value, device: str = "cpu"):
+    """Detached contiguous plain-tensor copies on `device`; list/tuple/dict containers kept.
+
+    Always a copy, never a view of the candidate's tensor: the output is what the entry returned,
+    not what a thread or a later call writes into that buffer before the outputs are saved.
+    """
+    if isinstance(value, torch.Tensor):
+        return value.detach().to(device, memory_format=torch.contiguous_format, copy=True).as_subclass(torch.Tensor)
+    if isinstance(value, (list, tuple)):
+        items = [to_plain(v, device) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, dict):
+        return {str(k): to_plain(v, device) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return value
+    return repr(value)
+
+
+def find_foreign_type(value) -> str:
+    """Name of the first output leaf that is a tensor subclass (lazy/deferred results), else ''."""
+    if isinstance(value, torch.Tensor):
+        return "" if type(value) is torch.Tensor or type(value) is torch.nn.Parameter else type(value).__name__
+    if isinstance(value, (list, tuple)):
+        return next((n for n in map(find_foreign_type, value) if n), "")
+    if isinstance(value, dict):
+        return next((n for n in map(find_foreign_type, value.values()) if n), "")
+    return ""
+
+
+def first_mutation(orig_args, orig_kwargs, args, kwargs) -> str:
+    """Name of the first tensor input the candidate changed, else ''.
+
+    `orig_*` are the pristine inputs (never handed out); `args`/`kwargs` the clones it received.
+    """
+    pairs = [(f"argument {i}", a, b) for i, (a, b) in enumerate(zip(orig_args, args, strict=False))]
+    pairs += [(f"argument {k!r}", orig_kwargs[k], kwargs.get(k)) for k in orig_kwargs]
+    for name, a, b in pairs:
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and not bitwise_equal(a, b):
+            return name
+    return ""
+
+
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(torch.equal(torch.nan_to_num(a.detach()), torch.nan_to_num(b.detach()))) and bool(
+            torch.equal(torch.isnan(a), torch.isnan(b))
+        )
+    return bool(torch.equal(a, b))
+
+
+def _numel(value) -> int:
+    if isinstance(value, torch.Tensor):
+        return value.numel()
+    if isinstance(value, (list, tuple)):
+        return sum(_numel(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_numel(v) for v in value.values())
+    return 0
+
+
+def _sync(device: str) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()

@@ -1,0 +1,150 @@
+"""The candidate's worker: a child forked from the zygote, one per attempt, never reused.
+
+Order matters for trust: the process is locked down (own process group, private directory,
+resource limits, stdout/stderr to files), the task's inputs are generated, instruments are
+installed, and only then is the candidate imported. It reports on a dedicated pipe (`event_fd`)
+that the candidate's output never reaches, and judges nothing itself: outputs are saved for the
+trusted judge process, which owns the reference and the comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+
+from kbx.eval.record import MESSAGE_CHARS, truncate
+from kbx.worker.instrument import LaunchCounter, poison_cuda_allocator
+
+OUTPUTS_FILE = "outputs.pt"
+CANDIDATE_FILE = "candidate.py"
+CANDIDATE_MODULE = "kbx_candidate"
+MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
+MAX_OPEN_FILES = 1024
+
+
+class Reporter:
+    """Writes JSON events to the dedicated result pipe, with the os.write captured before import."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._write = os.write
+
+    def send(self, **event) -> None:
+        data = (json.dumps(event) + "\n").encode()
+        while data:
+            data = data[self._write(self._fd, data) :]
+
+
+def lock_down(job: dict) -> None:
+    """Own process group, private cwd, files for stdio, resource limits."""
+    os.setsid()
+    os.chdir(job["job_dir"])
+    null = os.open(os.devnull, os.O_RDONLY)
+    out = os.open("stdout.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open("stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    for src, dst in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(src, dst)
+        os.close(src)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - process-lifetime streams
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (MAX_OPEN_FILES, MAX_OPEN_FILES))
+    if job.get("memory_limit_bytes"):
+        limit = int(job["memory_limit_bytes"])
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    os.environ["TMPDIR"] = job["job_dir"]
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(job["job_dir"], "triton-cache")
+
+
+def run_child(job: dict, event_fd: int, control_fd: int) -> None:
+    """Body of the forked child; the caller exits the process afterwards."""
+    reporter = Reporter(event_fd)
+    lock_down(job)
+    import torch
+
+    from kbx.tasks.inputs import make_generator
+    from kbx.tasks.registry import load_task
+    from kbx.worker import cases as case_tools
+
+    if job.get("timing"):
+        import kbx.eval.timing  # noqa: F401 - captures the timing functions before the candidate can touch them
+
+    save = torch.save
+    device = job["device"]
+    info = load_task(_task_dir(job), job["category"])
+    spec = info.spec
+    plan = [(c, s) for c in info.all_cases() if c.name in set(job["cases"]) for s in job["seeds"][c.name]]
+    calls = [(case, seed, spec.make_inputs(case.params, make_generator(seed, device), device)) for case, seed in plan]
+
+    counter = LaunchCounter()
+    counter.install()
+    started = time.perf_counter()
+    entry, failure = _import_candidate(spec.entry)
+    compile_s = time.perf_counter() - started
+    if failure:
+        reporter.send(event="checked", stage_status=failure[0], error_type=failure[1], message=failure[2],
+                      compile_s=compile_s, check_s=0.0, launches=0)  # fmt: skip
+        return
+
+    started = time.perf_counter()
+    results = []
+    for case, seed, call in calls:
+        poison_cuda_allocator(device)
+        results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
+        if results[-1]["error"]:
+            break  # the first exception is the feedback; later cases add nothing
+    ghost = case_tools.ghost_replay(entry, calls, results, counter, device, spec.inplace)
+    save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
+    reporter.send(event="checked", stage_status="ran", error_type="", message="", compile_s=compile_s,
+                  check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
+
+    if job.get("timing"):
+        command = os.read(control_fd, 64).decode().strip()
+        if command == "time":
+            from kbx.eval.timing import time_perf_shapes
+
+            started = time.perf_counter()
+            rows = time_perf_shapes(entry, info, device, job["timing"])
+            reporter.send(event="timed", rows=rows, time_s=time.perf_counter() - started)
+
+
+def _task_dir(job: dict):
+    from pathlib import Path
+
+    return Path(job["tasks_dir"]) / job["category"] / job["stem"]
+
+
+def _import_candidate(entry_name: str):
+    """(entry, None) or (None, (stage_status, error_type, message))."""
+    import importlib.util
+
+    with open(CANDIDATE_FILE) as f:
+        code = f.read()
+    try:
+        compiled = compile(code, os.path.abspath(CANDIDATE_FILE), "exec")
+    except SyntaxError as exc:
+        return None, ("syntax_error", "SyntaxError", f"line {exc.lineno}: {exc.msg}")
+    spec = importlib.util.spec_from_loader(CANDIDATE_MODULE, loader=None, origin=os.path.abspath(CANDIDATE_FILE))
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = os.path.abspath(CANDIDATE_FILE)
+    sys.modules[CANDIDATE_MODULE] = module
+    try:
+        exec(compiled, module.__dict__)  # noqa: S102 - this process exists to run untrusted code
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt from candidates count too
+        return None, ("import_error", type(exc).__name__, truncate(_describe(exc), MESSAGE_CHARS))
+    for name in (entry_name, "kernel_function"):
+        entry = module.__dict__.get(name)
+        if callable(entry):
+            return entry, None
+    return None, ("no_entry", "", f"no top-level callable named {entry_name!r} or 'kernel_function'")
+
+
+def _describe(exc: BaseException) -> str:
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-6))
+    return tb

@@ -1,0 +1,125 @@
+"""The judge: a long-lived trusted process per device that owns references and verdicts.
+
+It never imports candidate code, so it can be reused for the whole run and keep reference
+outputs cached (per task version, case, seed and device). Protocol, JSON lines: one request on
+stdin, one reply on the protocol fd (the original stdout):
+    {"op": "compare", "task": "Cat/stem", "seeds": {case: [seed, ...]}, "outputs": PATH}
+        -> a Verdict as a dict
+    {"op": "compare_perf", "task": ..., "rows": [...], "outputs": PATH} -> a Verdict on the timed outputs
+    {"op": "baseline", "task": ..., "timing": {...}} -> {"rows": [...]}   (GPU timing of the reference)
+    {"op": "ping"} -> {"ok": true}
+Any failure of kbx's own code answers {"error": "..."}; a failing reference answers a
+`reference_error` verdict.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import sys
+import traceback
+
+MAX_CACHED_TASKS = 8  # reference outputs of this many tasks stay cached (LRU)
+
+
+class Judge:
+    def __init__(self, device: str, tasks_dir: str) -> None:
+        self.device = device
+        self.tasks_dir = tasks_dir
+        self.tasks: dict = {}
+        self.refs: collections.OrderedDict = collections.OrderedDict()  # task key -> {(case, seed): output}
+
+    def task(self, task_id: str):
+        if task_id not in self.tasks:
+            from pathlib import Path
+
+            from kbx.tasks.registry import load_task
+
+            category, stem = task_id.split("/", 1)
+            self.tasks[task_id] = load_task(Path(self.tasks_dir) / category / stem, category)
+        return self.tasks[task_id]
+
+    def expected(self, info, case, seed: int):
+        import torch
+
+        from kbx.eval.compare import EXCEPTION_KEY
+        from kbx.tasks.inputs import make_generator
+        from kbx.worker.cases import to_plain
+
+        key = (info.id, info.spec.version, self.device)
+        per_task = self.refs.setdefault(key, {})
+        self.refs.move_to_end(key)
+        while len(self.refs) > MAX_CACHED_TASKS:
+            self.refs.popitem(last=False)
+        if (case.name, seed) not in per_task:
+            call = info.spec.make_inputs(case.params, make_generator(seed, self.device), self.device)
+            try:
+                with torch.no_grad():
+                    out = to_plain(info.spec.reference(*call.args, **call.kwargs), device=self.device)
+            except Exception as exc:  # the reference raising is part of the task (compared by type)
+                out = {EXCEPTION_KEY: type(exc).__name__}
+            per_task[(case.name, seed)] = out
+        return per_task[(case.name, seed)]
+
+    def handle(self, req: dict) -> dict:
+        op = req.get("op")
+        if op == "ping":
+            return {"ok": True}
+        if op == "compare":
+            return self.compare(req)
+        if op == "compare_perf":
+            return self.compare_perf(req)
+        if op == "baseline":
+            from kbx.eval.timing import time_reference
+
+            info = self.task(req["task"])
+            return {"rows": time_reference(info, self.device, req["timing"])}
+        return {"error": f"unknown op {op!r}"}
+
+    def compare(self, req: dict) -> dict:
+        import torch
+
+        from kbx.eval.judging import Verdict, judge_outputs
+        from kbx.eval.record import Status
+
+        info = self.task(req["task"])
+        try:
+            payload = torch.load(req["outputs"], map_location="cpu", weights_only=True)
+        except Exception as exc:  # a candidate can leave anything in its outputs file
+            return Verdict(Status.CRASHED, f"unreadable outputs file: {type(exc).__name__}: {exc}").to_dict()
+        seeds = {name: [int(s) for s in case_seeds] for name, case_seeds in req["seeds"].items()}
+        return judge_outputs(info, payload, seeds, self.device, lambda c, s: self.expected(info, c, s)).to_dict()
+
+
+    def compare_perf(self, req: dict) -> dict:
+        import torch
+
+        from kbx.eval.judging import Verdict, judge_perf_outputs
+        from kbx.eval.record import Status
+
+        info = self.task(req["task"])
+        try:
+            payload = torch.load(req["outputs"], map_location="cpu", weights_only=True)
+        except Exception as exc:  # a candidate can leave anything in its outputs file
+            return Verdict(Status.CRASHED, f"unreadable perf outputs file: {type(exc).__name__}: {exc}").to_dict()
+        expected = lambda c, s: self.expected(info, c, s)  # noqa: E731
+        return judge_perf_outputs(info, payload, req["rows"], self.device, expected).to_dict()
+
+
+def main() -> None:
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # stray prints (torch warnings, task code) must not corrupt the protocol
+    judge = Judge(os.environ.get("KBX_DEVICE", "cpu"), os.environ["KBX_TASKS_DIR"])
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            reply = judge.handle(json.loads(line))
+        except Exception as exc:  # report and keep serving: one bad request must not end the run
+            reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=-5)}
+        protocol.write(json.dumps(reply) + "\n")
+
+
+if __name__ == "__main__":
+    main()
