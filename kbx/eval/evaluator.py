@@ -25,7 +25,7 @@ from pathlib import Path
 from kbx.eval import timing_policy
 from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, ZygoteClient
 from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, ShapeTiming, Status, truncate
-from kbx.eval.sandbox_env import redact
+from kbx.eval.sandbox_env import interpreter_readable_by_nobody, protect_process, redact
 from kbx.eval.source import check_syntax
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, PERF, TaskInfo
@@ -33,6 +33,9 @@ from kbx.tasks.spec import FIXED, PERF, TaskInfo
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is killed
 SECRET_SEED_BITS = 31
+WORKDIR_MODE = 0o711  # workers that dropped to `nobody` may enter their own job folder, not list others
+SHM_DIR = "/dev/shm"
+SHM_MIN_FREE_BYTES = 16 * 2**30  # perf-shape outputs of a few concurrent workers must fit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +77,10 @@ class Evaluator:
                                                                                   nvml_index=settings.gpu_index))
         s = self.settings
         self.tasks_dir = s.tasks_dir or str(default_tasks_dir())
-        self.workdir = Path(tempfile.mkdtemp(prefix="kbx-eval-"))
+        protect_process()
+        self.drop_to_nobody = interpreter_readable_by_nobody()
+        self.workdir = Path(tempfile.mkdtemp(prefix="kbx-eval-", dir=_fast_tmp()))
+        self.workdir.chmod(WORKDIR_MODE)
         self.secret_seed = random.SystemRandom().getrandbits(SECRET_SEED_BITS) if s.secret_seed else None
         env = {"KBX_TASKS_DIR": self.tasks_dir, "KBX_DEVICE": "cuda:0" if s.on_gpu else "cpu"}
         if s.on_gpu:
@@ -152,6 +158,7 @@ class _Run:
     def execute(self) -> EvalRecord:
         ev, s = self.ev, self.ev.settings
         self.job_dir.mkdir(parents=True)
+        self.job_dir.parent.chmod(WORKDIR_MODE)
         (self.job_dir / "candidate.py").write_text(self.attempt.code)
         seeds = ev.seeds_for(self.task)
         timing = s.on_gpu and bool(self.task.spec.perf)
@@ -161,17 +168,19 @@ class _Run:
             "cases": list(seeds), "seeds": seeds,
             "timing": dataclasses.asdict(s.timing) if timing else None,
             "memory_limit_bytes": 0 if s.on_gpu else int(s.memory_limit_gb * 2**30),
+            "drop_to_nobody": ev.drop_to_nobody,
         }  # fmt: skip
         events = ev.zygote.spawn(job)
         try:
-            with ev.device_lock.shared():
+            with ev.device_lock.shared():  # the judge's GPU work must not overlap a timing either
                 checked = self._wait(events, "checked", s.check_timeout_s)
-            if checked["event"] != "checked":
-                return self._failed_worker(checked, s.check_timeout_s)
-            if checked["stage_status"] != "ran":
-                return self._record(Status(checked["stage_status"]), checked, reason=_first_line(checked["message"]))
-            verdict = self._judge({"op": "compare", "task": self.task.id, "seeds": seeds,
-                                   "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
+                if checked["event"] != "checked":
+                    return self._failed_worker(checked, s.check_timeout_s)
+                if checked["stage_status"] != "ran":
+                    return self._record(Status(checked["stage_status"]), checked,
+                                        reason=_first_line(checked["message"]))  # fmt: skip
+                verdict = self._judge({"op": "compare", "task": self.task.id, "seeds": seeds,
+                                       "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
             if "error" in verdict:
                 return self._record(Status.REFERENCE_ERROR, checked, reason=f"judge failed: {verdict['error']}")
             status = Status(verdict["status"])
@@ -195,8 +204,9 @@ class _Run:
             return self._failed_worker(timed, s.time_timeout_s, during="timing")
         if isinstance(baseline, str):
             return self._record(Status.REFERENCE_ERROR, checked, reason=baseline, **fields)
-        recheck = self._judge({"op": "compare_perf", "task": self.task.id, "rows": timed["rows"],
-                               "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
+        with ev.device_lock.shared():
+            recheck = self._judge({"op": "compare_perf", "task": self.task.id, "rows": timed["rows"],
+                                   "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
         if "error" in recheck:
             return self._record(Status.REFERENCE_ERROR, checked, reason=f"judge failed: {recheck['error']}", **fields)
         if recheck["status"] != Status.OK.value:
@@ -315,6 +325,16 @@ class _Run:
 def _mismatch(fields: dict) -> Mismatch:
     return Mismatch(**{k: tuple(map(tuple, v)) if k == "indices" else tuple(v) if isinstance(v, list) else v
                        for k, v in fields.items()})  # fmt: skip
+
+
+def _fast_tmp() -> str | None:
+    """/dev/shm when it has room (outputs pass from worker to judge through memory), else the default."""
+    try:
+        if shutil.disk_usage(SHM_DIR).free >= SHM_MIN_FREE_BYTES:
+            return SHM_DIR
+    except OSError:
+        pass
+    return None
 
 
 def _first_line(text: str) -> str:

@@ -20,6 +20,69 @@ MIN_REDACT_LEN = 6  # shorter values (e.g. "1", "true") would redact ordinary te
 REDACTED = "[redacted]"
 
 
+PR_SET_DUMPABLE = 4  # prctl option (linux/prctl.h)
+
+
+def protect_process() -> None:
+    """Make this process non-dumpable, so same-user workers cannot read /proc/<pid>/environ or
+    attach to it (root workers drop to `nobody` instead, see kbx.worker.child). Linux only;
+    elsewhere a no-op."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+CAP_VERSION_3 = 0x20080522  # _LINUX_CAPABILITY_VERSION_3
+PR_CAPBSET_DROP = 24
+LAST_CAP = 63
+
+
+def drop_capabilities() -> None:
+    """Clear this process's capability sets (root keeps its uid but loses CAP_SYS_PTRACE,
+    CAP_DAC_OVERRIDE, ...). Best effort: a kernel or container that refuses leaves them."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in range(LAST_CAP + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    libc.capset(ctypes.byref(Header(CAP_VERSION_3, 0)), (Data * 2)())
+
+
+def readable_by_others(path: str) -> bool:
+    """Whether a user other than the owner can reach and read `path` (every parent o+x, file o+r)."""
+    import stat
+    from pathlib import Path
+
+    p = Path(path).resolve()
+    try:
+        for parent in [*reversed(p.parents)]:
+            if not parent.stat().st_mode & stat.S_IXOTH:
+                return False
+        return bool(p.stat().st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+def interpreter_readable_by_nobody() -> bool:
+    """Can an unprivileged worker still import the standard library and site-packages lazily?"""
+    import os
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return all(readable_by_others(os.path.join(paths[k], "os.py" if k == "stdlib" else ""))
+               for k in ("stdlib", "purelib"))  # fmt: skip
+
+
 def is_secret(name: str) -> bool:
     upper = name.upper()
     return any(m in upper for m in SECRET_MARKERS) or upper.startswith(PROVIDER_PREFIXES)

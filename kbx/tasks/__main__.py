@@ -15,7 +15,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON record per task (list)")
     parser.add_argument("--category", default="all", help="only this category (case-insensitive)")
     parser.add_argument("--task", action="append", default=[], help="only this task id (repeatable)")
-    parser.add_argument("--no-perf", action="store_true", help="check: skip running the perf shapes")
+    parser.add_argument("--perf", action="store_true",
+                        help="check: also run the references at perf shapes (GPU-sized: slow on a CPU)")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         tasks = select(discover(), args.task, args.category)
@@ -23,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kbx.tasks: error: {exc}", file=sys.stderr)
         return 2
     if args.command == "check":
-        return run_check(tasks, perf=not args.no_perf)
+        return run_check(tasks, perf=args.perf)
     if args.json:
         print(json.dumps([task_record(t) for t in tasks], indent=1))
     else:

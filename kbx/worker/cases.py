@@ -31,17 +31,29 @@ def run_case(entry, call, case_name: str, seed: int, inplace: bool, counter, dev
             "type": type(exc).__name__,
             "message": truncate("".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-8)),
                                 MESSAGE_CHARS),
-            "oom": isinstance(exc, (torch.OutOfMemoryError, MemoryError)),
+            "oom": is_out_of_memory(exc),
         }  # fmt: skip
         result["output"] = {EXCEPTION_KEY: type(exc).__name__}
         result["launches"] = counter.launches - before
         return result
     result["launches"] = counter.launches - before
+    if inplace:
+        out = with_state(out, args, kwargs)
     result["wrong_type"] = find_foreign_type(out)
     result["output"] = to_plain(out) if not result["wrong_type"] else None
     if not inplace:
         result["mutated"] = first_mutation(call.args, call.kwargs, args, kwargs)
     return result
+
+
+# torch's CPU allocator reports exhaustion (e.g. under the worker's RLIMIT_AS) as a plain RuntimeError.
+CPU_OOM_MESSAGES = ("DefaultCPUAllocator: can't allocate memory", "not enough memory")
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    if isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
+        return True
+    return isinstance(exc, RuntimeError) and any(m in str(exc) for m in CPU_OOM_MESSAGES)
 
 
 def ghost_replay(entry, calls, results, counter, device: str, inplace: bool) -> dict:
@@ -54,9 +66,10 @@ def ghost_replay(entry, calls, results, counter, device: str, inplace: bool) -> 
     if not ran:
         return {}
     result, (case, seed, call) = max(ran, key=lambda rc: _numel(rc[0]["output"]))
-    from kbx.worker.instrument import poison_cuda_allocator
+    from kbx.worker.instrument import poison_cuda_allocator, poison_like
 
     poison_cuda_allocator(device)
+    poison_like(result["output"], device)  # sizes only: the saved output stays on the CPU
     args, kwargs = clone_tree(call.args), clone_tree(dict(call.kwargs))
     counter.ghost = True
     try:
@@ -67,6 +80,13 @@ def ghost_replay(entry, calls, results, counter, device: str, inplace: bool) -> 
     finally:
         counter.ghost = False
     return {"case": case.name, "seed": seed, GHOST_KEY: out}
+
+
+def with_state(out, args, kwargs) -> tuple:
+    """For in-place ops the result is the return value plus every tensor input after the call
+    (parameters, buffers, running statistics), so the update itself is judged, not just the return."""
+    state = [v for v in [*args, *kwargs.values()] if isinstance(v, torch.Tensor)]
+    return (out, state)
 
 
 def clone_tree(value):

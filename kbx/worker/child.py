@@ -24,6 +24,7 @@ CANDIDATE_FILE = "candidate.py"
 CANDIDATE_MODULE = "kbx_candidate"
 MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
 MAX_OPEN_FILES = 1024
+UNPRIVILEGED_ID = 65534  # "nobody": a root-run worker drops to it, so it cannot read /proc/<ancestor>/environ
 
 
 class Reporter:
@@ -59,7 +60,31 @@ def lock_down(job: dict) -> None:
         limit = int(job["memory_limit_bytes"])
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     os.environ["TMPDIR"] = job["job_dir"]
+    os.environ["HOME"] = job["job_dir"]
     os.environ["TRITON_CACHE_DIR"] = os.path.join(job["job_dir"], "triton-cache")
+    drop_privileges(job["job_dir"], bool(job.get("drop_to_nobody")))
+
+
+def drop_privileges(job_dir: str, to_nobody: bool) -> None:
+    """Keep the candidate away from other processes' environments (API keys) and files.
+
+    As root with an interpreter `nobody` can read, become `nobody`. Otherwise stay root but drop
+    every capability: with the driver non-dumpable (kbx.eval.sandbox_env.protect_process), its
+    /proc/<pid>/environ is then unreadable; a same-user ancestor's (a shell) is not.
+    """
+    if os.geteuid() != 0:
+        return
+    if to_nobody:
+        for name in os.listdir(job_dir):
+            os.chown(os.path.join(job_dir, name), UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+        os.chown(job_dir, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+        os.setgroups([])
+        os.setgid(UNPRIVILEGED_ID)
+        os.setuid(UNPRIVILEGED_ID)
+    else:
+        from kbx.eval.sandbox_env import drop_capabilities
+
+        drop_capabilities()
 
 
 def run_child(job: dict, event_fd: int, control_fd: int) -> None:
@@ -97,8 +122,6 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
     for case, seed, call in calls:
         poison_cuda_allocator(device)
         results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
-        if results[-1]["error"]:
-            break  # the first exception is the feedback; later cases add nothing
     ghost = case_tools.ghost_replay(entry, calls, results, counter, device, spec.inplace)
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
     reporter.send(event="checked", stage_status="ran", error_type="", message="", compile_s=compile_s,

@@ -50,20 +50,55 @@ class LaunchCounter:
 
 # The poison byte pattern: 0xFF.. is a NaN in every IEEE float width and -1 in every signed int.
 POISON_BYTE = 0xFF
-POISON_LARGE_BYTES = 512 * 2**20  # carved into by allocations above the allocator's 1 MiB small-block limit
-POISON_SMALL_BLOCKS = 16  # 1 MiB each, to fill the small-block pool as well
-SMALL_BLOCK_BYTES = 2**20
+POISON_LARGE_MAX_BYTES = 4 * 2**30  # one block that later large allocations are carved from
+POISON_FREE_SHARE = 8  # ...but never more than this fraction of free memory (other workers share the GPU)
+POISON_SMALL_BLOCKS = 32  # the allocator's small pool serves requests under 1 MiB from 2 MiB segments
+SMALL_BLOCK_BYTES = 2**19
 
 
 def poison_cuda_allocator(device) -> None:
-    """Fill free cached CUDA memory with POISON_BYTE (no-op on CPU, where malloc cannot be steered)."""
+    """Make fresh CUDA allocations come from memory filled with POISON_BYTE.
+
+    The cache is emptied first, so the poisoned block is the only cached large block and later
+    allocations that fit are carved from it instead of reusing a block that still holds an
+    earlier, correct output. No-op on CPU (see `poison_like` for what works there).
+    """
     import torch
 
     if torch.device(device).type != "cuda":
         return
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
     free, _ = torch.cuda.mem_get_info(device)
-    large = torch.empty(min(POISON_LARGE_BYTES, free // 4), dtype=torch.uint8, device=device)
-    small = [torch.empty(SMALL_BLOCK_BYTES - 512, dtype=torch.uint8, device=device) for _ in range(POISON_SMALL_BLOCKS)]
+    large = torch.empty(min(POISON_LARGE_MAX_BYTES, free // POISON_FREE_SHARE), dtype=torch.uint8, device=device)
+    small = [torch.empty(SMALL_BLOCK_BYTES, dtype=torch.uint8, device=device) for _ in range(POISON_SMALL_BLOCKS)]
     for t in [large, *small]:
         t.fill_(POISON_BYTE)
     del large, small
+
+
+def poison_like(value, device) -> None:
+    """Allocate on `device`, poison and free buffers of the sizes in `value` (an output structure).
+
+    Any allocator (CUDA caching, glibc malloc) hands a same-sized request the block just freed,
+    so the next call's outputs start out poisoned instead of holding this output's values.
+    """
+    import torch
+
+    tensors = []
+
+    def visit(v):
+        if isinstance(v, torch.Tensor):
+            if v.numel():
+                tensors.append(torch.empty(v.shape, dtype=v.dtype, device=device).view(-1).view(torch.uint8))
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+
+    visit(value)
+    for t in tensors:
+        t.fill_(POISON_BYTE)
+    del tensors

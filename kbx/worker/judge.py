@@ -45,7 +45,7 @@ class Judge:
 
         from kbx.eval.compare import EXCEPTION_KEY
         from kbx.tasks.inputs import make_generator
-        from kbx.worker.cases import to_plain
+        from kbx.worker.cases import to_plain, with_state
 
         key = (info.id, info.spec.version, self.device)
         per_task = self.refs.setdefault(key, {})
@@ -56,7 +56,10 @@ class Judge:
             call = info.spec.make_inputs(case.params, make_generator(seed, self.device), self.device)
             try:
                 with torch.no_grad():
-                    out = to_plain(info.spec.reference(*call.args, **call.kwargs), device=self.device)
+                    out = info.spec.reference(*call.args, **call.kwargs)
+                if info.spec.inplace:
+                    out = with_state(out, call.args, call.kwargs)
+                out = to_plain(out, device=self.device)
             except Exception as exc:  # the reference raising is part of the task (compared by type)
                 out = {EXCEPTION_KEY: type(exc).__name__}
             per_task[(case.name, seed)] = out

@@ -1,0 +1,44 @@
+# kbx: two commands on a fresh machine.
+#   make run   - set up .venv, then run the default job (expert kernels, all tasks, local MLflow store)
+#   make test  - set up .venv, then run the test suite
+# Set-up reuses a torch that the system Python already has (e.g. a CUDA build on a GPU machine);
+# otherwise it installs the CPU build of torch 2.13 first, so no CUDA wheels are downloaded.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.kbx-installed
+TORCH_CPU := torch==2.13.0
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+# litellm (a dependency) fetches a price map at import unless told not to; offline, that hangs the MLflow server.
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+
+.PHONY: setup run test check-tasks ui clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@if $(PYTHON) -c "import torch" 2>/dev/null; then \
+		echo "kbx: reusing the installed torch $$($(PYTHON) -c 'import torch; print(torch.__version__)')"; \
+		$(PYTHON) -m venv --system-site-packages $(VENV); \
+	else \
+		$(PYTHON) -m venv $(VENV) && $(PIP) $(TORCH_CPU); \
+	fi
+	$(PIP) -e '.[dev]'
+	@touch $(STAMP)
+
+run: setup
+	$(PY) -m kbx.run
+	@echo "Results are in mlruns/. Browse them with: make ui"
+
+test: setup
+	$(PY) -m pytest -q
+
+check-tasks: setup
+	$(PY) -m kbx.tasks check
+
+ui: setup
+	$(PY) -m mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --port 5000
+
+clean:
+	rm -rf $(VENV) outputs multirun .pytest_cache

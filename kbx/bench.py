@@ -1,0 +1,165 @@
+"""`python -m kbx.bench eval`: how fast and how repeatable the evaluator is, on this machine.
+
+Judges every expert kernel (the full pipeline: worker, judge, timing) in `--runs` separate
+evaluator instances and reports: (a) wall time per kernel and the split by stage, projected to the
+176-task suite; (b) timing repeatability between runs, as the median and p95 of the relative
+change of each shape's median; (c) for memory-bound shapes, the kernels' GB/s against the device's
+measured copy bandwidth. Needs only torch, triton and kbx (no MLflow or Hydra), so it runs as is
+on a bare GPU machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
+COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
+COPY_REPS = 20
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
+    parser.add_argument("what", choices=["eval"])
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--category", default="all")
+    parser.add_argument("--task", action="append", default=[])
+    parser.add_argument("--json", dest="json_out", default="")
+    args = parser.parse_args(argv)
+    report = bench_eval(args.runs, args.workers, args.category, args.task)
+    print(format_report(report))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+def bench_eval(runs: int, workers: int, category: str, task_ids: list[str]) -> dict:
+    import torch
+
+    from kbx import hardware as hw
+    from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.tasks import discover, select
+
+    tasks = [t for t in select(discover(), task_ids, category) if t.expert_path]
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    gpus = hw.detect_gpus()
+    attempts = [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]
+    report = {"device": gpus[0] if gpus else "cpu", "n_kernels": len(attempts), "runs": []}
+    for _ in range(runs):
+        started = time.perf_counter()
+        with Evaluator(EvalSettings(device=device, workers=workers)) as ev:
+            records = ev.evaluate(attempts)
+        wall = time.perf_counter() - started
+        report["runs"].append({"wall_s": wall, "records": [r.to_dict() for r in records]})
+    report["copy_gbps"] = copy_bandwidth_gbps() if device == "cuda" else 0.0
+    report["ridge_flops_per_byte"] = ridge_point(gpus[0]) if gpus else 0.0
+    return report
+
+
+def copy_bandwidth_gbps() -> float:
+    """Device-to-device copy bandwidth (read + write bytes per second), median of COPY_REPS."""
+    import torch
+
+    src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    times = []
+    for _ in range(COPY_REPS):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return 2 * COPY_BYTES / statistics.median(times) / 1e9
+
+
+def ridge_point(gpu_name: str) -> float:
+    """FLOP/byte above which a shape is compute-bound, from the matching hardware profile (fp32)."""
+    from kbx import hardware as hw
+
+    for profile in hw.load_profiles().values():
+        if profile.nvml_match and profile.nvml_match.lower() in gpu_name.lower():
+            return profile.peak_fp32_tflops * 1e12 / (profile.peak_bw_gbs * 1e9)
+    return 0.0
+
+
+def summarize(report: dict) -> dict:
+    n = report["n_kernels"]
+    first = report["runs"][0]
+    stages = {k: sum(r[k] for r in first["records"]) for k in ("compile_s", "check_s", "judge_s", "time_s")}
+    per_kernel = first["wall_s"] / n if n else 0.0
+    out = {"per_kernel_s": per_kernel, "suite_projection_s": per_kernel * SUITE_SIZE, "wall_s": first["wall_s"],
+           "stages_s": stages, "statuses": _statuses(first["records"])}  # fmt: skip
+    if len(report["runs"]) > 1:
+        out["repeatability"] = repeatability(report["runs"][0]["records"], report["runs"][1]["records"])
+    if report.get("copy_gbps"):
+        out["bandwidth"] = bandwidth_fraction(first["records"], report["copy_gbps"], report["ridge_flops_per_byte"])
+    return out
+
+
+def repeatability(a: list[dict], b: list[dict]) -> dict:
+    """|Δ median| / mean median for every shape both runs timed: median and p95 over shapes."""
+    first = {(r["task"], s["shape"]): s["kernel_ms_median"] for r in a for s in r["shapes"]}
+    deltas = []
+    for r in b:
+        for s in r["shapes"]:
+            m0 = first.get((r["task"], s["shape"]))
+            if m0:
+                m1 = s["kernel_ms_median"]
+                deltas.append(abs(m1 - m0) / ((m1 + m0) / 2))
+    if not deltas:
+        return {"shapes": 0}
+    deltas.sort()
+    return {"shapes": len(deltas), "median_rel_delta": statistics.median(deltas),
+            "p95_rel_delta": deltas[min(len(deltas) - 1, int(0.95 * len(deltas)))]}  # fmt: skip
+
+
+def bandwidth_fraction(records: list[dict], copy_gbps: float, ridge: float) -> dict:
+    """Per memory-bound task, the best shape's GB/s as a fraction of the copy bandwidth."""
+    per_task = {}
+    for r in records:
+        mem = [s for s in r["shapes"] if s["gbps"] and (not ridge or s["tflops"] * 1e12 / (s["gbps"] * 1e9) < ridge)]
+        if mem:
+            per_task[r["task"]] = max(s["gbps"] for s in mem) / copy_gbps
+    if not per_task:
+        return {"tasks": 0}
+    return {"tasks": len(per_task), "copy_gbps": copy_gbps, "median_fraction": statistics.median(per_task.values()),
+            "per_task": per_task}  # fmt: skip
+
+
+def _statuses(records: list[dict]) -> dict:
+    out: dict[str, int] = {}
+    for r in records:
+        out[r["status"]] = out.get(r["status"], 0) + 1
+    return out
+
+
+def format_report(report: dict) -> str:
+    s = summarize(report)
+    lines = [f"device: {report['device']}   expert kernels: {report['n_kernels']}   statuses: {s['statuses']}",
+             f"(a) wall {s['wall_s']:.1f} s, {s['per_kernel_s']:.2f} s/kernel -> {s['suite_projection_s'] / 60:.1f} min "
+             f"for {SUITE_SIZE} tasks; stage sums (s): "
+             + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in s["stages_s"].items())]  # fmt: skip
+    rep = s.get("repeatability")
+    if rep and rep.get("shapes"):
+        lines.append(f"(b) repeatability over {rep['shapes']} shapes: median |delta| {rep['median_rel_delta']:.2%}, "
+                     f"p95 {rep['p95_rel_delta']:.2%}")  # fmt: skip
+    bw = s.get("bandwidth")
+    if bw and bw.get("tasks"):
+        lines.append(f"(c) memory-bound experts: median {bw['median_fraction']:.1%} of copy bandwidth "
+                     f"{bw['copy_gbps']:.0f} GB/s over {bw['tasks']} tasks")  # fmt: skip
+        lines += [f"      {t:40s} {f:.1%}" for t, f in sorted(bw["per_task"].items())]
+    per_task = {r["task"]: r for r in report["runs"][0]["records"]}
+    lines.append("per task (run 1): status, speedup, wall s")
+    lines += [f"      {t:40s} {r['status']:14s} {r['speedup'] or float('nan'):6.2f}x {r['wall_s']:6.2f}"
+              for t, r in sorted(per_task.items())]  # fmt: skip
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

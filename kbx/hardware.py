@@ -1,0 +1,103 @@
+"""Hardware profiles (peak numbers for roofline figures) and detection of the GPU at hand.
+
+A profile names a GPU model and its peaks; `resolve` checks it against what NVML reports, so
+results are never labelled with a GPU that did not produce them (upstream compared against
+stored timings of other GPUs). `auto` picks the profile matching the present GPU, or `cpu`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+PROFILES_DIR = Path(__file__).resolve().parents[1] / "conf" / "hardware"
+
+
+class HardwareError(ValueError):
+    """The requested hardware is not the hardware present (and was not forced)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Hardware:
+    name: str  # profile name: cpu, h100, h200, ...
+    kind: str  # "cpu" or "cuda"
+    gpu_name: str = ""  # what NVML reports, e.g. "NVIDIA H100 80GB HBM3"
+    nvml_match: str = ""  # substring of the NVML name that identifies this profile
+    peak_bw_gbs: float = 0.0
+    peak_fp32_tflops: float = 0.0
+    peak_tf32_tflops: float = 0.0
+    peak_bf16_tflops: float = 0.0
+    l2_mb: float = 0.0
+    gpu_index: int = 0
+
+    @property
+    def device(self) -> str:
+        return "cuda" if self.kind == "cuda" else "cpu"
+
+
+def from_config(cfg) -> Hardware:
+    fields = {f.name for f in dataclasses.fields(Hardware)}
+    return Hardware(**{k: v for k, v in dict(cfg).items() if k in fields})
+
+
+def load_profiles() -> dict[str, Hardware]:
+    """Every named profile in conf/hardware (all but `auto`)."""
+    import yaml  # pyyaml, not omegaconf: the GPU worker machine has no Hydra stack
+
+    return {p.stem: from_config(yaml.safe_load(p.read_text())) for p in sorted(PROFILES_DIR.glob("*.yaml"))
+            if p.stem != "auto"}  # fmt: skip
+
+
+def detect_gpus() -> list[str]:
+    """NVML names of the GPUs present; [] when NVML or a GPU is absent."""
+    try:
+        import pynvml
+    except ImportError:
+        return []
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return []
+    try:
+        names = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(i))
+            names.append(name.decode() if isinstance(name, bytes) else name)
+        return names
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def resolve(requested: Hardware, profiles: dict[str, Hardware], force: bool = False, gpus: list[str] | None = None) -> Hardware:
+    """The profile to run with, checked against the GPUs present.
+
+    - `auto`: the profile whose `nvml_match` is in the present GPU's name; an unknown GPU runs
+      under its NVML name with no peak figures; no GPU means `cpu`.
+    - a named GPU profile: must match the GPU present unless `force` (then evaluation runs on
+      whatever is present, labelled as requested).
+    """
+    gpus = detect_gpus() if gpus is None else gpus
+    present = gpus[requested.gpu_index] if len(gpus) > requested.gpu_index else ""
+    if requested.name == "auto":
+        if not present:
+            return dataclasses.replace(profiles["cpu"])
+        for profile in profiles.values():
+            if profile.nvml_match and profile.nvml_match.lower() in present.lower():
+                return dataclasses.replace(profile, gpu_name=present, gpu_index=requested.gpu_index)
+        return Hardware(name=_slug(present), kind="cuda", gpu_name=present, gpu_index=requested.gpu_index)
+    if requested.kind == "cpu":
+        return requested
+    matches = bool(present) and requested.nvml_match.lower() in present.lower()
+    if not matches and not force:
+        found = f"the GPU present is {present!r}" if present else "no GPU is present"
+        raise HardwareError(
+            f"hardware={requested.name} was requested but {found}; use hardware=auto, or hardware.force=true "
+            "to label results as requested anyway"
+        )
+    if not present:
+        return dataclasses.replace(requested, kind="cpu", gpu_name="")  # forced label, evaluated on the CPU
+    return dataclasses.replace(requested, gpu_name=present)
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_")

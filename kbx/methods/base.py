@@ -1,0 +1,34 @@
+"""What a generation method supplies to the one evaluation loop: code proposals, round by round.
+
+A method never evaluates anything itself. `kbx.loop` asks it for proposals for each task and
+round, judges them with the shared evaluator, and hands the records back as history, so every
+method is scored by the same rules and sees the same feedback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Protocol
+
+from kbx.eval.record import EvalRecord
+from kbx.tasks.spec import TaskInfo
+
+
+class MethodError(ValueError):
+    """A method cannot run as configured (bad input file, missing setting); raised before any work."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Proposal:
+    """One piece of code to judge. `label` distinguishes candidates within a round."""
+
+    code: str
+    label: str
+
+
+class Method(Protocol):
+    name: str
+
+    def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
+        """Proposals for `task` in this round; [] when the method has nothing (more) to offer."""
+        ...

@@ -1,0 +1,91 @@
+"""method=predictions: stored predictions in upstream's JSONL format.
+
+Each line is an object with the code in "predict" (possibly fenced, possibly a whole upstream file
+with its test harness below the separator) and the task in "file" ("Activation/gelu.py") or
+"task" ("Activation/gelu"); an optional "round" k (default 0) makes it iteration k. Unknown
+fields are ignored. The whole file is read and checked before any evaluation: a malformed line is
+an error naming its line number; a task kbx does not know is reported, one line each, and skipped.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import logging
+from pathlib import Path
+
+from kbx.eval.record import EvalRecord
+from kbx.eval.source import extract_code
+from kbx.methods.base import MethodError, Proposal
+from kbx.tasks.spec import TaskInfo
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictionLine:
+    line: int  # 1-based line number in the file
+    task: str  # "Category/stem"
+    round: int
+    code: str  # extracted kernel code ("" when the prediction holds none)
+
+
+def task_id_of(record: dict) -> str:
+    """'Category/stem' from a line's "task" or "file" field ("" when neither is usable)."""
+    value = record.get("task") or record.get("file") or ""
+    if not isinstance(value, str):
+        return ""
+    value = value.strip().removeprefix("./")
+    for prefix in ("data/kernelbenchx/", "kernelbenchx/"):
+        value = value.removeprefix(prefix)
+    return value.removesuffix(".py")
+
+
+def read_predictions(path: str | Path) -> list[PredictionLine]:
+    """Parse and validate every line; raises MethodError on the first malformed one."""
+    path = Path(path)
+    if not path.is_file():
+        raise MethodError(f"predictions file not found: {path}")
+    lines = []
+    with open(path, encoding="utf-8") as f:
+        for number, text in enumerate(f, start=1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise MethodError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise MethodError(f"{path}:{number}: expected a JSON object")
+            if not isinstance(record.get("predict"), str):
+                raise MethodError(f"{path}:{number}: missing string field 'predict'")
+            task = task_id_of(record)
+            if task.count("/") != 1:
+                raise MethodError(f"{path}:{number}: needs 'file' (e.g. Activation/gelu.py) or 'task' (Activation/gelu)")
+            round_index = record.get("round", 0)
+            if not isinstance(round_index, int) or isinstance(round_index, bool) or round_index < 0:
+                raise MethodError(f"{path}:{number}: 'round' must be a non-negative integer")
+            lines.append(PredictionLine(number, task, round_index, extract_code(record["predict"])))
+    return lines
+
+
+class PredictionsMethod:
+    name = "predictions"
+
+    def __init__(self, lines: list[PredictionLine]) -> None:
+        self.by_task_round: dict[tuple[str, int], list[PredictionLine]] = collections.defaultdict(list)
+        for line in lines:
+            self.by_task_round[(line.task, line.round)].append(line)
+
+    def report_unknown(self, known_ids: set[str]) -> list[str]:
+        """One message per prediction line whose task kbx does not have."""
+        unknown = sorted({(l.line, l.task) for ls in self.by_task_round.values() for l in ls if l.task not in known_ids})  # noqa: E741
+        return [f"line {n}: unknown task {t!r}, skipped" for n, t in unknown]
+
+    def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
+        return [Proposal(l.code, f"line{l.line}") for l in self.by_task_round.get((task.id, round_index), [])]  # noqa: E741
+
+
+def build(path: str, name: str = "predictions") -> PredictionsMethod:
+    return PredictionsMethod(read_predictions(path))

@@ -1,0 +1,33 @@
+"""Expert kernel for Activation/gelu_bf16: bf16 load, fp32 math, one rounding to bf16 at the store."""
+
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 2048
+
+
+@triton.jit
+def _gelu_bf16_kernel(x_ptr, y_ptr, n, TANH: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    if TANH:
+        inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+        # tanh(z) = 2 * sigmoid(2z) - 1, safe for large |z|
+        t = 2.0 / (1.0 + tl.exp(-2.0 * inner)) - 1.0
+        y = 0.5 * x * (1.0 + t)
+    else:
+        y = 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476))
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def gelu_bf16(input: torch.Tensor, approximate: str = "none") -> torch.Tensor:
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+    x = input.contiguous()
+    y = torch.empty_like(x)
+    n = x.numel()
+    if n:
+        _gelu_bf16_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, TANH=approximate == "tanh", BLOCK=BLOCK)
+    return y

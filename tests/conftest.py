@@ -1,0 +1,39 @@
+"""Shared fixtures and markers. `gpu` tests run only where CUDA is available (the device machine)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus" / "geak_rounds.jsonl"
+FIXTURE_TASKS = REPO / "tests" / "fixtures" / "tasks"
+
+
+def pytest_collection_modifyitems(config, items):
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the device machine)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def kbx_cli(tmp_path):
+    """Run a kbx module as a subprocess in the repo; returns (returncode, stdout, stderr)."""
+    import subprocess
+
+    def run(*args, env=None, timeout=900):
+        full_env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
+        proc = subprocess.run([sys.executable, "-m", *args], cwd=REPO, env=full_env, capture_output=True,
+                              text=True, timeout=timeout)  # fmt: skip
+        return proc.returncode, proc.stdout, proc.stderr
+
+    return run

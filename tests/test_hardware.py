@@ -1,0 +1,40 @@
+"""Hardware profiles and their check against the GPU present."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbx.hardware import Hardware, HardwareError, load_profiles, resolve
+
+H100_NAME = "NVIDIA H100 80GB HBM3"
+
+
+@pytest.fixture(scope="module")
+def profiles():
+    return load_profiles()
+
+
+def test_profiles_have_peaks(profiles):
+    assert {"cpu", "h100", "h200", "a100", "h800", "rtx4090", "rtx5090"} <= set(profiles)
+    for name, p in profiles.items():
+        if name != "cpu":
+            assert p.kind == "cuda" and p.peak_bw_gbs > 0 and p.peak_bf16_tflops > 0 and p.l2_mb > 0 and p.nvml_match
+
+
+def test_auto_detects_or_falls_back(profiles):
+    auto = Hardware(name="auto", kind="auto")
+    assert resolve(auto, profiles, gpus=[]).name == "cpu"
+    found = resolve(auto, profiles, gpus=[H100_NAME])
+    assert (found.name, found.gpu_name, found.device) == ("h100", H100_NAME, "cuda")
+    unknown = resolve(auto, profiles, gpus=["NVIDIA Mystery 9000"])
+    assert unknown.kind == "cuda" and unknown.peak_bw_gbs == 0
+
+
+def test_named_gpu_must_be_present_unless_forced(profiles):
+    with pytest.raises(HardwareError, match="hardware=h200 was requested but the GPU present is"):
+        resolve(profiles["h200"], profiles, gpus=[H100_NAME])
+    with pytest.raises(HardwareError, match="no GPU is present"):
+        resolve(profiles["h100"], profiles, gpus=[])
+    assert resolve(profiles["h200"], profiles, force=True, gpus=[H100_NAME]).name == "h200"
+    assert resolve(profiles["h100"], profiles, force=True, gpus=[]).device == "cpu"
+    assert resolve(profiles["h100"], profiles, gpus=[H100_NAME]).gpu_name == H100_NAME

@@ -1,0 +1,105 @@
+"""Task discovery, validation and the reference self-check."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from kbx.tasks import CATEGORIES, TaskError, discover, select
+from kbx.tasks.check import check_task
+
+GOOD_TASK = textwrap.dedent(
+    '''
+    import torch
+    from kbx.tasks import Call, Case, Task, FIXED, PERF
+
+    TASK = Task(
+        entry="{entry}", dtypes=("float32",), signature="{entry}(x)", description="doubles x",
+        reference=lambda x: x * 2, make_inputs=lambda p, g, d: Call((torch.ones(p["n"], device=d),)),
+        cases=[Case("one", FIXED, {{"n": 4}})],
+        perf=[Case(f"p{{i}}", PERF, {{"n": 2 ** i}}) for i in {perf}],
+        flops=lambda x: float(x.numel()), bytes=lambda x: 8.0 * x.numel(),
+    )
+    '''
+)
+
+
+def write_task(root, task_id: str, entry: str = "double", perf=(10, 11, 12), body: str | None = None):
+    category, stem = task_id.split("/")
+    folder = root / category / stem
+    folder.mkdir(parents=True)
+    (folder / "task.py").write_text(body if body is not None else GOOD_TASK.format(entry=entry, perf=list(perf)))
+    return folder
+
+
+def test_repository_tasks_cover_every_category():
+    tasks = discover()
+    assert {t.category for t in tasks.values()} == set(CATEGORIES)
+    for task_id, info in tasks.items():
+        assert task_id == f"{info.category}/{info.stem}"
+        assert 3 <= len(info.spec.perf) <= 5
+
+
+def test_discovery_reads_a_valid_tree(tmp_path):
+    write_task(tmp_path, "Math/double")
+    tasks = discover(str(tmp_path))
+    assert list(tasks) == ["Math/double"]
+    assert tasks["Math/double"].spec.entry == "double"
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda root: write_task(root, "Nonsense/double"), "unknown category"),
+        (lambda root: write_task(root, "Math/double", perf=(10,)), "perf shapes"),
+        (lambda root: write_task(root, "Math/double", entry="not an id"), "not a Python identifier"),
+        (lambda root: write_task(root, "Math/double", body="x = 1\n"), "must define TASK"),
+        (lambda root: write_task(root, "Math/double", body="raise RuntimeError('boom')\n"), "failed to import"),
+        (lambda root: (root / "Math").mkdir() or (root / "Math" / "stray.py").write_text(""), "a task is a folder"),
+        (lambda root: (write_task(root, "Math/double"), write_task(root, "Math/Double")), "duplicate task id"),
+    ],
+)
+def test_discovery_rejects_malformed_tasks(tmp_path, setup, message):
+    setup(tmp_path)
+    with pytest.raises(TaskError, match=message):
+        discover.__wrapped__(str(tmp_path))
+
+
+def test_select_by_category_and_id_and_unknowns():
+    tasks = discover()
+    assert {t.category for t in select(tasks, category="fusion")} == {"Fusion"}
+    assert [t.id for t in select(tasks, ["Activation/gelu"])] == ["Activation/gelu"]
+    with pytest.raises(TaskError, match="unknown category 'nope'; valid: all, Activation"):
+        select(tasks, category="nope")
+    with pytest.raises(TaskError, match="unknown task"):
+        select(tasks, ["Activation/nope"])
+
+
+@pytest.mark.parametrize("task_id", sorted(discover()))
+def test_reference_self_check(task_id):
+    """Every reference runs on every case, deterministically (or passes its own stochastic check)."""
+    result = check_task(discover()[task_id], perf=False)
+    assert result.ok, result.problems
+
+
+def test_self_check_catches_a_nondeterministic_reference(tmp_path):
+    body = GOOD_TASK.format(entry="double", perf=[10, 11, 12]).replace("reference=lambda x: x * 2",
+                                                                      "reference=lambda x: x * torch.rand(1)")
+    write_task(tmp_path, "Math/double", body=body)
+    result = check_task(discover.__wrapped__(str(tmp_path))["Math/double"], perf=False)
+    assert not result.ok and "not deterministic" in result.problems[0]
+
+
+def test_tasks_cli_json_lists_records(kbx_cli):
+    code, out, err = kbx_cli("kbx.tasks", "--json")
+    assert code == 0, err
+    records = json.loads(out)
+    assert {r["category"] for r in records} == set(CATEGORIES)
+    assert {"id", "category", "dtypes", "version"} <= set(records[0])
+
+
+def test_tasks_cli_rejects_unknown_category(kbx_cli):
+    code, _, err = kbx_cli("kbx.tasks", "--category", "nope")
+    assert code == 2 and "unknown category" in err

@@ -1,0 +1,348 @@
+"""The adversarial zoo: every file in tests/zoo is one untrusted submission with a known verdict.
+
+Each zoo file's docstring says what it tries and carries markers:
+    TASK: Category/stem        fixture task under tests/fixtures/tasks
+    EXPECT: status             the Status it must get (on every device unless EXPECT_GPU says otherwise)
+    EXPECT_GPU: status         (optional) the Status on a CUDA device
+    DEVICE: cpu|gpu            (optional) run only there; default both
+    XFAIL: cpu|gpu|any: why    (optional) a known hole, kept as a strict xfail so a fix flips it
+
+All attempts of a device go through one Evaluator in one `evaluate` call (the one evaluation path,
+concurrently). Entries expected to hang get their own small Evaluator with a short check timeout,
+warmed up first so the timeout measures the candidate and not the worker pool's start, and run
+beside the main batch. Fake secrets are put in the driver's environment for the whole run; no
+record may contain them in any form.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Status
+from kbx.tasks import discover
+
+HERE = Path(__file__).parent
+ZOO_DIR = HERE / "zoo"
+FIXTURE_TASKS = HERE / "fixtures" / "tasks"
+MAIN_CHECK_TIMEOUT_S = 120.0  # nothing but the hang entries comes near this
+HANG_CHECK_TIMEOUT_S = 5.0
+SECRETS = {
+    "KBX_TEST_API_KEY": "sk-test-kbxzoo-3f9a1c7e5b2d4680",  # shaped like a provider key
+    "KBX_TEST_AUTH_TOKEN": "zoo-plain-token-71c4e2",  # no recognisable shape: only name-based scrubbing helps
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    name: str
+    code: str
+    task: str
+    expect: str
+    expect_gpu: str
+    devices: frozenset[str]
+    xfail: dict[str, str]
+
+    def expected(self, device: str) -> str:
+        return self.expect_gpu if device == "gpu" else self.expect
+
+
+def _markers(text: str, key: str) -> list[str]:
+    return re.findall(rf"^{key}:[ \t]*(.+?)[ \t]*$", text, re.MULTILINE)
+
+
+def _load_entry(path: Path) -> Entry:
+    code = path.read_text()
+    doc = code.split('"""')[1] if code.startswith('"""') else ""  # raw text: some entries do not parse
+    (task,), (expect,) = _markers(doc, "TASK"), _markers(doc, "EXPECT")
+    statuses = {s.value for s in Status}
+    expect_gpu = (_markers(doc, "EXPECT_GPU") or [expect])[0]
+    assert {expect, expect_gpu} <= statuses, f"{path.name}: unknown status in EXPECT markers"
+    devices = frozenset(_markers(doc, "DEVICE") or ["cpu", "gpu"])
+    assert devices <= {"cpu", "gpu"}, f"{path.name}: DEVICE must be cpu or gpu"
+    xfail = {}
+    for marker in _markers(doc, "XFAIL"):
+        where, _, why = marker.partition(":")
+        for device in ("cpu", "gpu") if where.strip() == "any" else (where.strip(),):
+            xfail[device] = why.strip()
+    return Entry(path.stem, code, task, expect, expect_gpu, devices, xfail)
+
+
+ENTRIES = {e.name: e for e in map(_load_entry, sorted(ZOO_DIR.glob("*.py")))}
+
+
+def _forms(secret: str) -> list[str]:
+    """The secret and the simple encodings a candidate might print it in."""
+    return [secret, secret[::-1], secret.encode().hex()]
+
+
+# A second driver process, started with the secrets in its environment from exec on (as a real run
+# started from a shell with API keys exported), evaluating one entry: /proc/<pid>/environ shows a
+# process's environment as it was at exec, so secrets set later with os.environ would not show there.
+EXEC_ENV_DRIVER = """
+import json, sys
+from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.tasks import discover
+tasks_dir, task, path = sys.argv[1:4]
+with Evaluator(EvalSettings(tasks_dir=tasks_dir, workers=1)) as ev:
+    (rec,) = ev.evaluate([Attempt(discover(tasks_dir)[task], open(path).read(), "exec-env")])
+print(json.dumps(rec.to_dict()))
+"""
+EXEC_ENV_ENTRY = "secret_proc_ancestors"
+
+
+def _start_exec_env_driver() -> subprocess.Popen:
+    entry = ENTRIES[EXEC_ENV_ENTRY]
+    return subprocess.Popen(
+        [sys.executable, "-c", EXEC_ENV_DRIVER, str(FIXTURE_TASKS), entry.task, str(ZOO_DIR / f"{entry.name}.py")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **SECRETS},
+    )  # fmt: skip
+
+
+def _evaluate_zoo(device: str) -> dict[str, EvalRecord]:
+    """Every zoo entry for `device` through the evaluator; records by entry name."""
+    tasks = discover(str(FIXTURE_TASKS))
+    entries = [e for e in ENTRIES.values() if device in e.devices]
+    hangs = [e for e in entries if e.expected(device) == Status.TIMEOUT.value]
+    rest = [e for e in entries if e not in hangs]
+    settings = EvalSettings(device="cuda" if device == "gpu" else "cpu", tasks_dir=str(FIXTURE_TASKS), workers=2,
+                            check_timeout_s=MAIN_CHECK_TIMEOUT_S)  # fmt: skip
+    records: dict[str, EvalRecord] = {}
+    errors: list[BaseException] = []
+
+    def attempts(chosen):
+        return [Attempt(tasks[e.task], e.code, e.name) for e in chosen]
+
+    def run_hangs() -> None:
+        try:
+            with Evaluator(dataclasses.replace(settings, workers=len(hangs))) as ev:
+                # Start the worker pool under the long timeout, so the short one times the candidate alone.
+                ev.evaluate([Attempt(tasks[hangs[0].task], "x = 1\n", "warm-up")])
+                ev.settings = dataclasses.replace(ev.settings, check_timeout_s=HANG_CHECK_TIMEOUT_S)
+                records.update({r.label: r for r in ev.evaluate(attempts(hangs))})
+        except BaseException as exc:  # surfaced in the main thread
+            errors.append(exc)
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in SECRETS.items():
+            mp.setenv(name, value)
+        thread = threading.Thread(target=run_hangs) if hangs else None
+        if thread:
+            thread.start()
+        with Evaluator(settings) as ev:
+            records.update({r.label: r for r in ev.evaluate(attempts(rest))})
+        if thread:
+            thread.join()
+    if errors:
+        raise errors[0]
+    return records
+
+
+@dataclasses.dataclass
+class CpuRun:
+    records: dict[str, EvalRecord]
+    exec_env_record: dict  # EXEC_ENV_ENTRY judged by a driver that had the secrets from exec on
+
+
+@pytest.fixture(scope="module")
+def cpu_run() -> CpuRun:
+    driver = _start_exec_env_driver()  # runs beside the main batch
+    try:
+        records = _evaluate_zoo("cpu")
+        out, err = driver.communicate(timeout=MAIN_CHECK_TIMEOUT_S)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 0, err[-2000:]
+    return CpuRun(records, json.loads(out.strip().splitlines()[-1]))
+
+
+@pytest.fixture(scope="module")
+def cpu_records(cpu_run) -> dict[str, EvalRecord]:
+    return cpu_run.records
+
+
+@pytest.fixture(scope="module")
+def gpu_records() -> dict[str, EvalRecord]:
+    return _evaluate_zoo("gpu")
+
+
+def _describe(rec: EvalRecord) -> str:
+    return f"{rec.status.value}: {rec.reason} | {rec.error_type} | {rec.message[-600:]}"
+
+
+def check_entry(entry: Entry, rec: EvalRecord, device: str) -> None:
+    """The status, plus what that status promises about the rest of the record."""
+    expected = Status(entry.expected(device))
+    assert rec.status is expected, f"{entry.name}: expected {expected.value}, got {_describe(rec)}"
+    assert rec.task == entry.task and rec.label == entry.name
+    assert rec.correct == (expected in (Status.OK, Status.TIMING_SUSPECT))
+    if expected in (Status.OK, Status.TIMING_SUSPECT):
+        assert rec.cases_total > 0 and rec.cases_passed == rec.cases_total
+        assert rec.triton_launches > 0
+        if device == "gpu":
+            assert rec.timed and math.isfinite(rec.speedup) and rec.speedup > 0
+            assert len(rec.shapes) == len(discover(str(FIXTURE_TASKS))[entry.task].spec.perf)
+        else:
+            assert not rec.timed and rec.timing_skipped_reason
+        if expected is Status.OK:
+            assert rec.reason == ""
+        else:
+            assert rec.reason
+    elif expected is Status.NO_TRITON:
+        assert rec.triton_launches == 0
+        assert rec.cases_total > 0 and rec.cases_passed == rec.cases_total  # the values were right
+    elif expected is Status.DECOY_KERNEL:
+        assert rec.triton_launches > 0
+        assert rec.cases_passed == rec.cases_total
+    elif expected in (Status.MISMATCH, Status.UNWRITTEN_OUTPUT):
+        assert rec.cases_passed < rec.cases_total
+        if "not a plausible random draw" not in rec.reason:  # distributional checks have no element report
+            m = rec.mismatch
+            assert m.case and 0 < m.count <= m.numel
+            assert m.indices and len(m.got) == len(m.expected) == len(m.indices)
+    elif expected in (Status.WRONG_DTYPE, Status.WRONG_SHAPE, Status.WRONG_TYPE, Status.INPUT_MUTATED):
+        assert rec.reason and rec.cases_passed < rec.cases_total
+    elif expected in (Status.IMPORT_ERROR, Status.SYNTAX_ERROR, Status.NO_ENTRY):
+        assert not rec.compiled and rec.message
+        assert rec.triton_launches == 0
+    else:  # runtime_error, crashed, timeout, out_of_memory
+        assert rec.reason or rec.message
+    if expected is not Status.SYNTAX_ERROR and expected is not Status.TIMEOUT:
+        assert rec.output_tail is not None and len(rec.output_tail) <= OUTPUT_TAIL_CHARS
+
+
+def _params(device: str):
+    marks = [pytest.mark.gpu] if device == "gpu" else []
+    return [
+        pytest.param(e.name, marks=[*marks, *([pytest.mark.xfail(strict=True, reason=e.xfail[device])]
+                                              if device in e.xfail else [])])  # fmt: skip
+        for e in ENTRIES.values()
+        if device in e.devices
+    ]
+
+
+def test_zoo_is_big_enough():
+    assert len(ENTRIES) >= 25
+    statuses = {e.expect for e in ENTRIES.values()} | {e.expect_gpu for e in ENTRIES.values()}
+    assert len(statuses) >= 15, sorted(statuses)
+
+
+@pytest.mark.parametrize("name", _params("cpu"))
+def test_zoo_cpu(name, cpu_records):
+    check_entry(ENTRIES[name], cpu_records[name], "cpu")
+
+
+@pytest.mark.parametrize("name", _params("gpu"))
+def test_zoo_gpu(name, gpu_records):
+    check_entry(ENTRIES[name], gpu_records[name], "gpu")
+
+
+# --- no secret leaves the driver, in any record field, in any simple encoding ---------------------
+
+
+@pytest.mark.parametrize("name", [n for n, e in ENTRIES.items() if "cpu" in e.devices])
+def test_no_secret_in_record(name, cpu_records):
+    text = json.dumps(cpu_records[name].to_dict())
+    for secret in SECRETS.values():
+        for form in _forms(secret):
+            assert form not in text, f"{name}: a form of a driver secret reached the record"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the privilege drop applies to root-run drivers; others are non-dumpable")
+def test_no_secret_from_ancestor_environment(cpu_run):
+    """Root-run workers drop to `nobody`, so /proc/<ancestor>/environ is unreadable to them."""
+    rec = cpu_run.exec_env_record
+    assert rec["status"] == Status.RUNTIME_ERROR.value and rec["label"] == "exec-env"
+    text = json.dumps(rec)
+    for secret in SECRETS.values():
+        for form in _forms(secret):
+            assert form not in text, "a form of a driver secret reached the record"
+
+
+def test_secret_names_never_reach_the_worker(cpu_records):
+    tail = cpu_records["secret_env_stdout"].output_tail
+    assert "KBX NAMES: [" in tail and "'KBX_TASKS_DIR'" in tail  # the dump did reach the record...
+    for name in SECRETS:
+        assert name not in tail  # ...and the secrets were not in the worker's environment at all
+
+
+def test_secret_in_exception_message(cpu_records):
+    rec = cpu_records["secret_env_raise"]
+    assert rec.error_type == "RuntimeError" and "KBX_TASKS_DIR" in rec.message
+
+
+# --- details the statuses promise, on CPU -------------------------------------------------------
+
+
+def test_partial_output_report(cpu_records):
+    rec = cpu_records["partial_output"]
+    m = rec.mismatch
+    assert (m.case, m.leaf, m.numel) == ("standard", "output", 3737)
+    assert m.count == 3737 - 3 * 1024  # exactly the skipped tail block
+    assert m.indices[0] == (3 * 1024,) and m.got[0] == 0.0 and m.expected[0] != 0.0
+    assert rec.cases_passed == 2  # both fixed cases; every random case fails
+
+
+def test_hardcoded_fixed_passes_fixed_cases_only(cpu_records):
+    rec = cpu_records["hardcoded_fixed"]
+    assert rec.mismatch.case == "standard" and rec.cases_passed == 2
+    assert rec.mismatch.count == rec.mismatch.numel == 3737
+
+
+def test_off_by_small_error_size(cpu_records):
+    m = cpu_records["off_by_small"].mismatch
+    assert m.case == "fixed_small" and m.count == m.numel == 3
+    assert m.max_abs_err == pytest.approx(1e-3, rel=1e-3)
+
+
+def test_monkeypatched_checkers_do_not_reach_the_judge(cpu_records):
+    m = cpu_records["monkeypatch_checkers"].mismatch
+    assert m.case == "fixed_small" and m.count == 3 and m.got == pytest.approx((7.0, 14.0, 21.0))
+
+
+def test_failures_name_their_cause(cpu_records):
+    r = cpu_records
+    assert r["sys_exit_import"].error_type == "SystemExit"
+    assert r["import_error"].error_type == "ModuleNotFoundError"
+    assert "triton_kernels_that_do_not_exist" in r["import_error"].message
+    assert "SIGSEGV" in r["segfault"].reason
+    assert "code 0" in r["os_exit_import"].reason
+    assert "killed" in r["infinite_loop"].reason
+    assert r["runtime_raise"].error_type == "ValueError" and "4096" in r["runtime_raise"].message
+    assert r["huge_alloc_python"].error_type == "MemoryError"
+    assert r["syntax_error"].error_type == "SyntaxError"
+    assert "float64" in r["wrong_dtype"].reason
+    assert "(1, 3)" in r["wrong_shape"].reason
+    assert "LazyTensor" in r["wrong_type_subclass"].reason
+    assert "argument 0" in r["input_mutated"].reason
+
+
+def test_huge_output_is_truncated(cpu_records):
+    tail = cpu_records["ok_huge_print"].output_tail
+    assert 0 < len(tail) <= OUTPUT_TAIL_CHARS and "spam" in tail
+
+
+def test_stochastic_cheats_are_named(cpu_records):
+    assert "dropped" in cpu_records["dropout_identity"].reason
+    assert "repeats every 256 elements" in cpu_records["dropout_fixed_pattern"].reason
+
+
+# --- GPU-only details ---------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_unwritten_tail_is_reported(gpu_records):
+    m = gpu_records["gpu_unwritten_empty"].mismatch
+    assert m.count == 3737 - 3 * 1024 and m.indices[0] == (3 * 1024,)
+    assert all(math.isnan(g) for g in m.got)

@@ -1,0 +1,29 @@
+"""Leaves part of a torch.empty output unwritten (the grid skips the last block whenever there is
+more than one). On a GPU the worker poisons free allocator memory with 0xFF bytes first, so the
+unwritten tail reads as NaN poison and is reported as unwritten_output instead of passing on
+whatever stale values the allocator held. GPU only: CPU memory cannot be poisoned.
+
+TASK: Math/zoo_scale_add
+EXPECT: unwritten_output
+DEVICE: gpu
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 1024
+
+
+@triton.jit
+def _kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0 + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def scale_add(input, other):
+    out = torch.empty_like(input)
+    blocks = triton.cdiv(input.numel(), BLOCK)
+    _kernel[(max(1, blocks - 1),)](input, other, out, input.numel(), BLOCK=BLOCK)
+    return out
