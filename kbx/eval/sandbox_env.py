@@ -24,9 +24,9 @@ PR_SET_DUMPABLE = 4  # prctl option (linux/prctl.h)
 
 
 def protect_process() -> None:
-    """Make this process non-dumpable, so same-user workers cannot read /proc/<pid>/environ or
-    attach to it (root workers drop to `nobody` instead, see kbx.worker.child). Linux only;
-    elsewhere a no-op."""
+    """Make this process non-dumpable, so workers without CAP_SYS_PTRACE (see
+    kbx.worker.child.drop_privileges) cannot read its /proc/<pid>/environ or attach to it.
+    Linux only; elsewhere a no-op."""
     try:
         import ctypes
 
@@ -56,31 +56,6 @@ def drop_capabilities() -> None:
         _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
     libc.capset(ctypes.byref(Header(CAP_VERSION_3, 0)), (Data * 2)())
-
-
-def readable_by_others(path: str) -> bool:
-    """Whether a user other than the owner can reach and read `path` (every parent o+x, file o+r)."""
-    import stat
-    from pathlib import Path
-
-    p = Path(path).resolve()
-    try:
-        for parent in [*reversed(p.parents)]:
-            if not parent.stat().st_mode & stat.S_IXOTH:
-                return False
-        return bool(p.stat().st_mode & stat.S_IROTH)
-    except OSError:
-        return False
-
-
-def interpreter_readable_by_nobody() -> bool:
-    """Can an unprivileged worker still import the standard library and site-packages lazily?"""
-    import os
-    import sysconfig
-
-    paths = sysconfig.get_paths()
-    return all(readable_by_others(os.path.join(paths[k], "os.py" if k == "stdlib" else ""))
-               for k in ("stdlib", "purelib"))  # fmt: skip
 
 
 def is_secret(name: str) -> bool:

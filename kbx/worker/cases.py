@@ -56,16 +56,21 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and any(m in str(exc) for m in CPU_OOM_MESSAGES)
 
 
-def ghost_replay(entry, calls, results, counter, device: str, inplace: bool) -> dict:
-    """Re-run the largest passing-so-far case with every Triton launch turned into a no-op.
+def ghost_replay(entry, calls, results, ghost_calls, counter, device: str, inplace: bool) -> dict:
+    """Run a case on fresh inputs (an unused seed) with every Triton launch turned into a no-op.
 
-    Returns {"case", "seed", "output"} or {} when no case is eligible (no launches, or errors).
-    The judge compares this output with the normal one: identical means the kernel was a decoy.
+    `ghost_calls` maps case name -> (seed, call), built before the candidate was imported. The
+    judge compares the output with the reference for those inputs: if it is still right, the work
+    was done without Triton and the kernel was a decoy. Fresh inputs matter: memory freed by the
+    normal runs may still hold their correct results, never results for inputs not yet seen.
+    Returns {"case", "seed", "output"}, or {} when no random case ran cleanly with launches.
     """
-    ran = [(r, c) for r, c in zip(results, calls, strict=False) if not r["error"] and r["launches"] > 0]
+    ran = [(r, c) for r, c in zip(results, calls, strict=False)
+           if not r["error"] and r["launches"] > 0 and c[0].name in ghost_calls]  # fmt: skip
     if not ran:
         return {}
-    result, (case, seed, call) = max(ran, key=lambda rc: _numel(rc[0]["output"]))
+    result, (case, _, _) = max(ran, key=lambda rc: _numel(rc[0]["output"]))
+    seed, call = ghost_calls[case.name]
     from kbx.worker.instrument import poison_cuda_allocator, poison_like
 
     poison_cuda_allocator(device)
@@ -73,7 +78,8 @@ def ghost_replay(entry, calls, results, counter, device: str, inplace: bool) -> 
     args, kwargs = clone_tree(call.args), clone_tree(dict(call.kwargs))
     counter.ghost = True
     try:
-        out = to_plain(entry(*args, **kwargs))
+        out = entry(*args, **kwargs)
+        out = to_plain(with_state(out, args, kwargs) if inplace else out)
         _sync(device)
     except BaseException as exc:  # a kernel-free run may well fail; then it was no decoy
         out = {EXCEPTION_KEY: type(exc).__name__}

@@ -24,7 +24,6 @@ CANDIDATE_FILE = "candidate.py"
 CANDIDATE_MODULE = "kbx_candidate"
 MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
 MAX_OPEN_FILES = 1024
-UNPRIVILEGED_ID = 65534  # "nobody": a root-run worker drops to it, so it cannot read /proc/<ancestor>/environ
 
 
 class Reporter:
@@ -62,26 +61,14 @@ def lock_down(job: dict) -> None:
     os.environ["TMPDIR"] = job["job_dir"]
     os.environ["HOME"] = job["job_dir"]
     os.environ["TRITON_CACHE_DIR"] = os.path.join(job["job_dir"], "triton-cache")
-    drop_privileges(job["job_dir"], bool(job.get("drop_to_nobody")))
+    drop_privileges()
 
 
-def drop_privileges(job_dir: str, to_nobody: bool) -> None:
-    """Keep the candidate away from other processes' environments (API keys) and files.
-
-    As root with an interpreter `nobody` can read, become `nobody`. Otherwise stay root but drop
-    every capability: with the driver non-dumpable (kbx.eval.sandbox_env.protect_process), its
-    /proc/<pid>/environ is then unreadable; a same-user ancestor's (a shell) is not.
-    """
-    if os.geteuid() != 0:
-        return
-    if to_nobody:
-        for name in os.listdir(job_dir):
-            os.chown(os.path.join(job_dir, name), UNPRIVILEGED_ID, UNPRIVILEGED_ID)
-        os.chown(job_dir, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
-        os.setgroups([])
-        os.setgid(UNPRIVILEGED_ID)
-        os.setuid(UNPRIVILEGED_ID)
-    else:
+def drop_privileges() -> None:
+    """As root, drop every capability: with the driver non-dumpable
+    (kbx.eval.sandbox_env.protect_process), its /proc/<pid>/environ (API keys) is then unreadable.
+    A same-user ancestor's environment (the shell that started kbx) is not protected this way."""
+    if os.geteuid() == 0:
         from kbx.eval.sandbox_env import drop_capabilities
 
         drop_capabilities()
@@ -95,6 +82,7 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
 
     from kbx.tasks.inputs import make_generator
     from kbx.tasks.registry import load_task
+    from kbx.tasks.spec import FIXED
     from kbx.worker import cases as case_tools
 
     if job.get("timing"):
@@ -106,6 +94,9 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
     spec = info.spec
     plan = [(c, s) for c in info.all_cases() if c.name in set(job["cases"]) for s in job["seeds"][c.name]]
     calls = [(case, seed, spec.make_inputs(case.params, make_generator(seed, device), device)) for case, seed in plan]
+    ghost_seed = int(job["ghost_seed"])
+    ghost_calls = {c.name: (ghost_seed, spec.make_inputs(c.params, make_generator(ghost_seed, device), device))
+                   for c in spec.cases if c.kind != FIXED and c.name in set(job["cases"])}  # fmt: skip
 
     counter = LaunchCounter()
     counter.install()
@@ -122,7 +113,7 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
     for case, seed, call in calls:
         poison_cuda_allocator(device)
         results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
-    ghost = case_tools.ghost_replay(entry, calls, results, counter, device, spec.inplace)
+    ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
     reporter.send(event="checked", stage_status="ran", error_type="", message="", compile_s=compile_s,
                   check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
