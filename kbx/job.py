@@ -68,6 +68,9 @@ class Job:
             with Evaluator(self.eval_settings()) as evaluator, _Progress() as progress:
                 results = run_suite(self.method, self.tasks, evaluator, cfg.iteration.rounds,
                                     on_round_start=progress.start, on_record=progress.update)  # fmt: skip
+                seeds = {"public_seeds": ",".join(map(str, evaluator.settings.public_seeds)),
+                         "secret_seed": evaluator.secret_seed if evaluator.secret_seed is not None else "none"}  # fmt: skip
+            tracker.log_params(parent, seeds)  # revealed only once every attempt is judged
             for result in results:
                 tracker.log_task(parent, result, cfg.method.name, self.hardware.name)
             summary = summarize(results)

@@ -82,6 +82,9 @@ class Tracker:
             self.client.log_text(run_id, text, path)
         self.client.set_terminated(run_id, status)
 
+    def log_params(self, run_id: str, params: dict) -> None:
+        self._params(run_id, params)
+
     def _params(self, run_id: str, params: dict) -> None:
         from mlflow.entities import Param
 

@@ -169,7 +169,8 @@ class _Run:
         }  # fmt: skip
         events = ev.zygote.spawn(job)
         try:
-            with ev.device_lock.shared():  # the judge's GPU work must not overlap a timing either
+            with ev.device_lock.shared():  # no worker's cases and no judge work overlap a timing
+                ev.zygote.send(self.job_id, "check")
                 checked = self._wait(events, "checked", s.check_timeout_s)
                 if checked["event"] != "checked":
                     return self._failed_worker(checked, s.check_timeout_s)

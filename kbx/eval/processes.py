@@ -16,28 +16,55 @@ from pathlib import Path
 from kbx.eval.sandbox_env import scrubbed_env
 
 ZYGOTE_DIED = "zygote_died"
+CLOSE_WAIT_S = 10.0
 
 
-class ZygoteClient:
-    """Spawns candidate children through the zygote and routes their events to per-job queues."""
+class _WorkerProcess:
+    """A `python -m <module>` child with a scrubbed environment, (re)started on demand."""
+
+    module = ""
 
     def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
         self.env_extra = env_extra
         self.log_path = log_path
         self.lock = threading.Lock()
         self.proc: subprocess.Popen | None = None
-        self.queues: dict[str, queue.Queue] = {}
 
     def _ensure(self) -> subprocess.Popen:
+        """The running process; a dead one is replaced and `_started` wires up its reader."""
         if self.proc is None or self.proc.poll() is not None:
-            log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the process
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "kbx.worker.zygote"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                env=scrubbed_env(self.env_extra), close_fds=True,
-            )  # fmt: skip
-            threading.Thread(target=self._pump, args=(self.proc,), daemon=True).start()
+            with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", self.module],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                    env=scrubbed_env(self.env_extra), close_fds=True,
+                )  # fmt: skip
+            self._started(self.proc)
         return self.proc
+
+    def _started(self, proc: subprocess.Popen) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=CLOSE_WAIT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+class ZygoteClient(_WorkerProcess):
+    """Spawns candidate children through the zygote and routes their events to per-job queues."""
+
+    module = "kbx.worker.zygote"
+
+    def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
+        super().__init__(env_extra, log_path)
+        self.queues: dict[str, queue.Queue] = {}
+
+    def _started(self, proc: subprocess.Popen) -> None:
+        threading.Thread(target=self._pump, args=(proc,), daemon=True).start()
 
     def _pump(self, proc: subprocess.Popen) -> None:
         for line in proc.stdout:
@@ -76,36 +103,19 @@ class ZygoteClient:
     def forget(self, job_id: str) -> None:
         self.queues.pop(job_id, None)
 
-    def close(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
 
-
-class JudgeClient:
+class JudgeClient(_WorkerProcess):
     """One request at a time to the trusted judge process, with a timeout per request."""
 
+    module = "kbx.worker.judge"
+
     def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
-        self.env_extra = env_extra
-        self.log_path = log_path
-        self.lock = threading.Lock()
-        self.proc: subprocess.Popen | None = None
+        super().__init__(env_extra, log_path)
         self.replies: queue.Queue = queue.Queue()
 
-    def _ensure(self) -> subprocess.Popen:
-        if self.proc is None or self.proc.poll() is not None:
-            log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the process
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "kbx.worker.judge"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                env=scrubbed_env(self.env_extra), close_fds=True,
-            )  # fmt: skip
-            self.replies = queue.Queue()
-            threading.Thread(target=self._pump, args=(self.proc, self.replies), daemon=True).start()
-        return self.proc
+    def _started(self, proc: subprocess.Popen) -> None:
+        self.replies = queue.Queue()
+        threading.Thread(target=self._pump, args=(proc, self.replies), daemon=True).start()
 
     @staticmethod
     def _pump(proc: subprocess.Popen, replies: queue.Queue) -> None:
@@ -125,11 +135,3 @@ class JudgeClient:
                 return {"error": f"the judge did not answer within {timeout_s:.0f} s"}
             except (BrokenPipeError, OSError) as exc:
                 return {"error": f"the judge process is gone: {exc}"}
-
-    def close(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()

@@ -1,6 +1,7 @@
 """Turning a method's raw text into a candidate source file, and static checks on it.
 
 Nothing here executes candidate code: parsing is done with `ast` in the driver.
+The worker decides whether the entry exists, after import, which is what counts.
 """
 
 from __future__ import annotations
@@ -44,22 +45,3 @@ def check_syntax(code: str) -> str:
     except SyntaxError as exc:
         return f"line {exc.lineno}: {exc.msg}"
     return ""
-
-
-def defines_entry(code: str, entry: str) -> bool:
-    """Whether the module body defines the entry at top level (def, class, assignment or import).
-
-    Only a cheap pre-check: the worker looks the name up after import, which is what counts.
-    """
-    wanted = set(entry_names(entry))
-    for node in ast.parse(code).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in wanted:
-            return True
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id in wanted for t in targets):
-                return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((alias.asname or alias.name.split(".")[0]) in wanted for alias in node.names):
-                return True
-    return False

@@ -92,6 +92,8 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
     device = job["device"]
     info = load_task(_task_dir(job), job["category"])
     spec = info.spec
+    if read_command(control_fd) != "check":  # the driver says when this worker may use the GPU
+        return
     plan = [(c, s) for c in info.all_cases() if c.name in set(job["cases"]) for s in job["seeds"][c.name]]
     calls = [(case, seed, spec.make_inputs(case.params, make_generator(seed, device), device)) for case, seed in plan]
     ghost_seed = int(job["ghost_seed"])
@@ -119,13 +121,23 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
                   check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
 
     if job.get("timing"):
-        command = os.read(control_fd, 64).decode().strip()
-        if command == "time":
+        if read_command(control_fd) == "time":
             from kbx.eval.timing import time_perf_shapes
 
             started = time.perf_counter()
             rows = time_perf_shapes(entry, info, device, job["timing"])
             reporter.send(event="timed", rows=rows, time_s=time.perf_counter() - started)
+
+
+def read_command(fd: int) -> str:
+    """One newline-terminated command from the driver ("" when the pipe closes)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode().strip()
 
 
 def _task_dir(job: dict):
@@ -152,7 +164,9 @@ def _import_candidate(entry_name: str):
         exec(compiled, module.__dict__)  # noqa: S102 - this process exists to run untrusted code
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from candidates count too
         return None, ("import_error", type(exc).__name__, truncate(_describe(exc), MESSAGE_CHARS))
-    for name in (entry_name, "kernel_function"):
+    from kbx.eval.source import entry_names
+
+    for name in entry_names(entry_name):
         entry = module.__dict__.get(name)
         if callable(entry):
             return entry, None

@@ -81,9 +81,24 @@ class Judge:
         return {"error": f"unknown op {op!r}"}
 
     def compare(self, req: dict) -> dict:
+        """Verdict on the correctness cases (the worker's outputs.pt)."""
+        from kbx.eval.judging import judge_outputs
+
+        seeds = {name: [int(s) for s in case_seeds] for name, case_seeds in req["seeds"].items()}
+        return self._judge_file(req, lambda info, payload, expected: judge_outputs(info, payload, seeds, self.device,
+                                                                                   expected))  # fmt: skip
+
+    def compare_perf(self, req: dict) -> dict:
+        """Verdict on the outputs of the last timed call at every perf shape (perf_outputs.pt)."""
+        from kbx.eval.judging import judge_perf_outputs
+
+        return self._judge_file(req, lambda info, payload, expected: judge_perf_outputs(info, payload, req["rows"],
+                                                                                        self.device, expected))  # fmt: skip
+
+    def _judge_file(self, req: dict, judge) -> dict:
         import torch
 
-        from kbx.eval.judging import Verdict, judge_outputs
+        from kbx.eval.judging import Verdict
         from kbx.eval.record import Status
 
         info = self.task(req["task"])
@@ -91,23 +106,7 @@ class Judge:
             payload = torch.load(req["outputs"], map_location="cpu", weights_only=True)
         except Exception as exc:  # a candidate can leave anything in its outputs file
             return Verdict(Status.CRASHED, f"unreadable outputs file: {type(exc).__name__}: {exc}").to_dict()
-        seeds = {name: [int(s) for s in case_seeds] for name, case_seeds in req["seeds"].items()}
-        return judge_outputs(info, payload, seeds, self.device, lambda c, s: self.expected(info, c, s)).to_dict()
-
-
-    def compare_perf(self, req: dict) -> dict:
-        import torch
-
-        from kbx.eval.judging import Verdict, judge_perf_outputs
-        from kbx.eval.record import Status
-
-        info = self.task(req["task"])
-        try:
-            payload = torch.load(req["outputs"], map_location="cpu", weights_only=True)
-        except Exception as exc:  # a candidate can leave anything in its outputs file
-            return Verdict(Status.CRASHED, f"unreadable perf outputs file: {type(exc).__name__}: {exc}").to_dict()
-        expected = lambda c, s: self.expected(info, c, s)  # noqa: E731
-        return judge_perf_outputs(info, payload, req["rows"], self.device, expected).to_dict()
+        return judge(info, payload, lambda c, s: self.expected(info, c, s)).to_dict()
 
 
 def main() -> None:
