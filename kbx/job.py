@@ -72,7 +72,7 @@ class Job:
                          "secret_seed": evaluator.secret_seed if evaluator.secret_seed is not None else "none"}  # fmt: skip
             tracker.log_params(parent, seeds)  # revealed only once every attempt is judged
             for result in results:
-                tracker.log_task(parent, result, cfg.method.name, self.hardware.name)
+                tracker.log_task(parent, result, cfg.method.name, self.hardware)
             summary = summarize(results)
             text = table(results)
             records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)

@@ -14,7 +14,10 @@ import re
 import time
 from pathlib import Path
 
+from kbx import roofline
 from kbx.eval.record import EvalRecord
+from kbx.eval.timing_policy import TELEMETRY_FIELDS
+from kbx.hardware import Hardware
 from kbx.loop import TaskResult
 
 DEFAULT_STORE_DIR = "mlruns"
@@ -50,8 +53,9 @@ class Tracker:
         self._params(run.info.run_id, params)
         return run.info.run_id
 
-    def log_task(self, parent_id: str, result: TaskResult, method: str, hardware: str) -> str:
-        """A child run for one task: params, per-round metrics, every attempt's source and record."""
+    def log_task(self, parent_id: str, result: TaskResult, method: str, hardware: Hardware) -> str:
+        """A child run for one task: params, per-round metrics, every attempt's source and record,
+        and for the shipped attempt, GPU telemetry and roofline figures of its largest perf shape."""
         task = result.task
         run = self.client.create_run(
             self.experiment_id,
@@ -60,7 +64,7 @@ class Tracker:
         )
         run_id = run.info.run_id
         self._params(run_id, {"task": task.id, "category": task.category, "task_version": task.spec.version,
-                              "method": method, "hardware": hardware})  # fmt: skip
+                              "method": method, "hardware": hardware.name})  # fmt: skip
         metrics = []
         for k in result.rounds():
             metrics += _round_metrics(result.best(only=k), step=k, prefix="")
@@ -72,6 +76,16 @@ class Tracker:
             self.client.log_text(run_id, j.code, f"attempts/{stem}.py")
             self.client.log_text(run_id, json.dumps(j.record.to_dict(), indent=1), f"attempts/{stem}.json")
         best = result.best()
+        if best.shapes:
+            largest = best.shapes[-1]
+            figures = roofline.classify(largest, hardware, task.spec.dtypes)
+            self.client.set_tag(run_id, "kbx.roofline", figures.pop("roofline"))
+            telemetry = {k: getattr(largest, k) for k in TELEMETRY_FIELDS}
+            values = {**telemetry, **figures, "tflops": largest.tflops, "gbps": largest.gbps,
+                      "first_call_ms": largest.first_call_ms}  # fmt: skip
+            self._metrics(run_id, [_metric(k, v, 0) for k, v in values.items() if not math.isnan(v)])
+            if largest.telemetry:
+                self.client.set_tag(run_id, "kbx.telemetry", largest.telemetry)
         self.client.set_tag(run_id, "kbx.status", best.status.value)
         self.client.set_terminated(run_id, "FINISHED")
         return run_id

@@ -1,0 +1,62 @@
+"""MLflow logging of task results, including the GPU-only fields (timing, telemetry, roofline),
+exercised with a synthetic timed record so it runs without a GPU."""
+
+from __future__ import annotations
+
+import math
+
+import mlflow
+import pytest
+
+from kbx.eval.record import EvalRecord, ShapeTiming, Status
+from kbx.hardware import load_profiles
+from kbx.loop import Judged, TaskResult
+from kbx.roofline import COMPUTE_BOUND, MEMORY_BOUND, classify
+from kbx.tasks import discover
+from kbx.tracking import Tracker
+
+H100 = load_profiles()["h100"]
+
+
+def shape(name: str, ms: float, tflops: float, gbps: float, **telemetry) -> ShapeTiming:
+    return ShapeTiming(shape=name, kernel_ms_median=ms, kernel_ms_iqr=0.01, baseline_ms_median=2 * ms,
+                       baseline_ms_iqr=0.01, reps=50, speedup=2.0, tflops=tflops, gbps=gbps, first_call_ms=300.0,
+                       **telemetry)  # fmt: skip
+
+
+def test_roofline_classes_against_the_ridge_point():
+    # H100 fp32 ridge: 67e12 / 3350e9 = 20 FLOP/byte
+    memory = classify(shape("a", 1.0, tflops=0.3, gbps=3000), H100, ["float32"])
+    assert memory["roofline"] == MEMORY_BOUND and memory["bw_util"] == pytest.approx(3000 / 3350)
+    compute = classify(shape("b", 1.0, tflops=50, gbps=100), H100, ["float32"])
+    assert compute["roofline"] == COMPUTE_BOUND and compute["compute_util"] == pytest.approx(50 / 67)
+    half = classify(shape("c", 1.0, tflops=500, gbps=100), H100, ["float16"])
+    assert half["compute_util"] == pytest.approx(500 / 989.4)
+
+
+def test_task_run_logs_rounds_timing_and_telemetry(tmp_path):
+    task = discover()["Math/add"]
+    failing = EvalRecord(task=task.id, task_version=1, status=Status.MISMATCH, label="round0/a")
+    timed = EvalRecord(
+        task=task.id, task_version=1, status=Status.OK, label="round1/a", timed=True, speedup=2.0,
+        runtime_ms=3.0, baseline_ms=6.0,
+        shapes=(shape("small", 1.0, 0.1, 1000, telemetry="read on the largest perf shape only"),
+                shape("large", 2.0, 0.2, 3000, power_w=500.0, energy_per_call_mj=1.5, sm_clock_mhz=1980.0,
+                      mem_clock_mhz=2619.0, temperature_c=50.0, throttle_reasons=0.0, memory_used_mb=1000.0)),
+    )  # fmt: skip
+    result = TaskResult(task, [Judged(0, failing, "a = 1"), Judged(1, timed, "b = 2")])
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    tracker = Tracker(uri, "t", tmp_path)
+    parent = tracker.start_parent("job", {"method": "m"}, {})
+    run_id = tracker.log_task(parent, result, "m", H100)
+    client = mlflow.tracking.MlflowClient(uri)
+    run = client.get_run(run_id)
+    assert [m.value for m in client.get_metric_history(run_id, "correct")] == [0.0, 1.0]
+    assert [m.value for m in client.get_metric_history(run_id, "speedup")] == [2.0]
+    assert run.data.metrics["power_w"] == 500.0 and run.data.metrics["energy_per_call_mj"] == 1.5
+    assert run.data.metrics["bw_util"] == pytest.approx(3000 / 3350)
+    assert run.data.tags["kbx.roofline"] == MEMORY_BOUND and run.data.tags["kbx.status"] == "ok"
+    assert "kbx.telemetry" not in run.data.tags
+    assert sorted(a.path for a in client.list_artifacts(run_id, "attempts")) == [
+        "attempts/round0__a.json", "attempts/round0__a.py", "attempts/round1__a.json", "attempts/round1__a.py"]
+    assert not math.isnan(run.data.metrics["first_call_ms"])
