@@ -1,0 +1,38 @@
+"""Expert kernel for Math/floor: one elementwise pass; integer inputs are copied unchanged."""
+
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 4096
+
+
+@triton.jit
+def _floor_kernel(x_ptr, y_ptr, n, IS_FLOAT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    if IS_FLOAT:
+        y = tl.floor(x.to(tl.float32))
+    else:
+        y = x  # floor of an integer is itself
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def _launch(x, y):
+    n = x.numel()
+    if n:
+        _floor_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, IS_FLOAT=x.is_floating_point(), BLOCK=BLOCK, num_warps=8)
+
+
+def floor(input: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    x = input.contiguous()
+    if out is not None and out.is_contiguous() and out.shape == x.shape and out.dtype == x.dtype:
+        _launch(x, out)
+        return out
+    y = torch.empty_like(x)
+    _launch(x, y)
+    if out is not None:
+        out.copy_(y)
+        return out
+    return y
