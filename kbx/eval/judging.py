@@ -126,7 +126,7 @@ def _judge_values(info: TaskInfo, case, seed: int, expected, got, device: str) -
         call = spec.make_inputs(case.params, make_generator(seed, device), device)
         reason = spec.stochastic(call, got)
         if reason is not None:
-            return PASS if reason == "" else Outcome(Status.MISMATCH, f"not a plausible random draw: {reason}")
+            return PASS if reason == "" else Outcome(Status.MISMATCH, f"rejected by the task's output check: {reason}")
     return compare(expected, got, spec.tolerance)
 
 

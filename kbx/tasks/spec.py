@@ -118,9 +118,10 @@ class Task:
         flops: FLOP model, called with the same arguments as the entry.
         bytes: byte model (minimum DRAM traffic), called with the same arguments as the entry.
         tolerance: closeness rule for floating outputs.
-        stochastic: for random ops, a distributional check `(call, output) -> reason` that returns
-            "" when the output is a plausible draw; the reference output is then used only for
-            structure (shapes, dtypes), never compared elementwise.
+        stochastic: for outputs that are random (dropout, sampling) or not unique (eigenvectors up
+            to phase, SVD factors up to sign), a check `(call, output) -> reason`: "" accepts the
+            output, a reason rejects it, None means "compare elementwise as usual" for this call.
+            The reference output is then used only for structure (shapes, dtypes).
         version: bump when inputs, reference or rules change, so cached results are not reused.
         notes: kbx's departures from upstream (defects fixed), shown in listings.
     """
