@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import logging
 import platform
 import sys
@@ -35,6 +36,7 @@ class Job:
     tasks: list[TaskInfo]
     all_tasks: dict[str, TaskInfo]
     method: object
+    llm: object = None  # kbx.llm.LLMClient for LLM methods, else None
 
     @classmethod
     def prepare(cls, cfg: DictConfig, root: Path) -> Job:
@@ -50,24 +52,29 @@ class Job:
         tasks = select(all_tasks, ids, cfg.category.name)
         if not tasks:
             raise ConfigError(f"no tasks selected (category={cfg.category.name}, task={ids})")
-        method = build_method(cfg.method, root)
+        llm = None
+        if "llm" in builder_params(cfg.method):
+            llm = build_llm(cfg, root)
+            llm.preflight()  # a missing key or unreachable endpoint fails here, before any task starts
+        method = build_method(cfg.method, root, context=method_context(cfg, hardware, llm))
         if hasattr(method, "report_unknown"):
             for line in method.report_unknown(set(all_tasks)):
                 log.warning(line)
-        return cls(cfg, root, hardware, tasks, all_tasks, method)
+        return cls(cfg, root, hardware, tasks, all_tasks, method, llm)
 
     def run(self) -> dict[str, float]:
         from kbx.tracking import Tracker
 
         cfg = self.cfg
-        tracker = Tracker(cfg.tracking_uri, cfg.experiment, self.root)
+        tracker = Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets())
         parent = tracker.start_parent(self.run_name(), self.params(), {"kbx.method": cfg.method.name})
         log.info("MLflow run %s in %s", parent, tracker.uri)
         status = "FAILED"
         try:
             with Evaluator(self.eval_settings()) as evaluator, _Progress() as progress:
                 results = run_suite(self.method, self.tasks, evaluator, cfg.iteration.rounds,
-                                    on_round_start=progress.start, on_record=progress.update)  # fmt: skip
+                                    on_round_start=progress.start, on_record=progress.update,
+                                    parallel=self.parallel())  # fmt: skip
                 seeds = {"public_seeds": ",".join(map(str, evaluator.settings.public_seeds)),
                          "secret_seed": evaluator.secret_seed if evaluator.secret_seed is not None else "none"}  # fmt: skip
             tracker.log_params(parent, seeds)  # revealed only once every attempt is judged
@@ -76,7 +83,9 @@ class Job:
             summary = summarize(results)
             text = table(results)
             records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)
-            tracker.finish_parent(parent, summary, {"config.yaml": OmegaConf.to_yaml(cfg, resolve=True),
+            if self.llm is not None:
+                summary.update(llm_totals(results))
+            tracker.finish_parent(parent, summary, {"config.yaml": self.resolved_yaml(),
                                                     "records.jsonl": records + "\n", "summary.txt": text + "\n"})  # fmt: skip
             status = "FINISHED"
             print(text)
@@ -84,6 +93,22 @@ class Job:
         finally:
             if status != "FINISHED":
                 tracker.client.set_terminated(parent, "FAILED")
+
+    def parallel(self) -> int:
+        """Tasks advanced at once: enough to keep both the LLM slots and the evaluator's workers busy."""
+        workers = int(self.cfg.eval.workers)
+        return max(workers, int(self.cfg.llm.concurrency)) if self.llm is not None else workers
+
+    def secrets(self) -> tuple[str, ...]:
+        key = self.cfg.get("llm", {}).get("api_key") or ""
+        return (str(key),) if key else ()
+
+    def resolved_yaml(self) -> str:
+        """The resolved configuration with the API key redacted (what MLflow gets)."""
+        cfg = OmegaConf.create(OmegaConf.to_container(self.cfg, resolve=True))
+        if cfg.get("llm") and cfg.llm.get("api_key"):
+            cfg.llm.api_key = "<redacted>"
+        return OmegaConf.to_yaml(cfg)
 
     def eval_settings(self) -> EvalSettings:
         e = self.cfg.eval
@@ -107,8 +132,12 @@ class Job:
         import triton
 
         cfg = self.cfg
-        resolved = OmegaConf.to_yaml(cfg, resolve=True)
+        resolved = self.resolved_yaml()
+        llm = {"llm_model": cfg.llm.model, "llm_api_base": cfg.llm.api_base, "llm_temperature": cfg.llm.temperature,
+               "llm_max_tokens": cfg.llm.max_tokens, "llm_cache": cfg.llm.cache, "prompt": cfg.prompt.name,
+               "budget_max_calls": cfg.budget.max_calls, "budget_max_tokens": cfg.budget.max_tokens}  # fmt: skip
         return {
+            **(llm if self.llm is not None else {}),
             "method": cfg.method.name,
             "category": cfg.category.name,
             "hardware": self.hardware.name,
@@ -126,14 +155,71 @@ class Job:
         }
 
 
-def build_method(method_cfg: DictConfig, root: Path):
-    """Call the method's builder (its `_target_`) with the remaining keys; relative paths from `root`."""
+def builder_params(method_cfg: DictConfig) -> set[str]:
+    from hydra.utils import get_method
+
+    return set(inspect.signature(get_method(method_cfg._target_)).parameters)
+
+
+def build_method(method_cfg: DictConfig, root: Path, context: dict | None = None):
+    """Call the method's builder (its `_target_`) with the remaining keys; relative paths from `root`.
+
+    `context` (llm, prompt, hardware, budget) is passed for the parameters the builder declares.
+    """
     from hydra.utils import get_method
 
     kwargs = {k: v for k, v in OmegaConf.to_container(method_cfg, resolve=True).items() if k != "_target_"}
     if isinstance(kwargs.get("path"), str) and kwargs["path"] and not Path(kwargs["path"]).is_absolute():
         kwargs["path"] = str(root / kwargs["path"])
-    return get_method(method_cfg._target_)(**kwargs)
+    builder = get_method(method_cfg._target_)
+    wanted = set(inspect.signature(builder).parameters)
+    kwargs.update({k: v for k, v in (context or {}).items() if k in wanted})
+    return builder(**kwargs)
+
+
+def build_llm(cfg: DictConfig, root: Path):
+    """The LLM client from the `llm` group; a relative cache_dir is taken from `root`."""
+    from kbx.llm import LLMClient, LLMSettings
+
+    c = OmegaConf.to_container(cfg.llm, resolve=True)
+    for key in ("concurrency", "retries", "max_tokens"):
+        if not isinstance(c[key], int) or isinstance(c[key], bool) or c[key] < 0:
+            raise ConfigError(f"llm.{key} must be a non-negative integer, got {c[key]!r}")
+    cache_dir = Path(str(c["cache_dir"]))
+    settings = LLMSettings(
+        model=str(c["model"] or ""), api_base=str(c["api_base"] or ""), api_key=str(c["api_key"] or ""),
+        temperature=float(c["temperature"]), max_tokens=int(c["max_tokens"]), concurrency=int(c["concurrency"]),
+        retries=int(c["retries"]), backoff_s=float(c["backoff_s"]), timeout_s=float(c["timeout_s"]),
+        cache=str(c["cache"]), cache_dir=str(cache_dir if cache_dir.is_absolute() else root / cache_dir),
+    )  # fmt: skip
+    return LLMClient(settings)
+
+
+def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
+    from kbx.llm.prompt import PromptSettings
+    from kbx.methods.llm import Budget
+
+    p, b = cfg.prompt, cfg.budget
+    for key in ("max_calls", "max_tokens"):
+        if not isinstance(b[key], int) or isinstance(b[key], bool) or b[key] < 0:
+            raise ConfigError(f"budget.{key} must be a non-negative integer (0: no cap), got {b[key]!r}")
+    prompt = PromptSettings(name=str(p.name), example=bool(p.example), hardware=bool(p.hardware), math=bool(p.math))
+    seeds = tuple(int(x) for x in cfg.eval.public_seeds)
+    return {"llm": llm, "prompt": prompt, "hardware": hardware, "public_seeds": seeds,
+            "budget": Budget(max_calls=int(b.max_calls), max_tokens=int(b.max_tokens))}  # fmt: skip
+
+
+def llm_totals(results) -> dict[str, float]:
+    """Suite-wide LLM accounting for the parent run."""
+    calls = [c.call for r in results for c in r.calls]
+    costs = [c.cost_usd for c in calls if c.cost_usd == c.cost_usd]
+    totals = {"llm_calls": float(len(calls)), "llm_errors": float(sum(bool(c.error) for c in calls)),
+              "llm_cached_calls": float(sum(c.cached for c in calls)),
+              "prompt_tokens": float(sum(c.prompt_tokens for c in calls)),
+              "completion_tokens": float(sum(c.completion_tokens for c in calls))}  # fmt: skip
+    if costs:
+        totals["cost_usd"] = float(sum(costs))
+    return totals
 
 
 def suite_version(tasks: dict[str, TaskInfo]) -> str:
@@ -149,19 +235,20 @@ def _record_line(round_index: int, record) -> str:
 
 
 class _Progress:
-    """A tqdm bar per round on stderr (quiet when stderr is not a terminal and CI is set)."""
+    """A tqdm bar on stderr (quiet when stderr is not a terminal and CI is set)."""
 
     def __enter__(self):
         self.bar = None
         return self
 
     def start(self, round_index: int, total: int) -> None:
+        """Tasks advance independently, so one bar counts every attempt; its total grows as rounds start."""
         from tqdm import tqdm
 
-        if self.bar:
-            self.bar.close()
-        self.bar = tqdm(total=total, desc=f"round {round_index}", unit="attempt", file=sys.stderr,
-                        dynamic_ncols=True)  # fmt: skip
+        if self.bar is None:
+            self.bar = tqdm(total=0, desc="attempts", unit="attempt", file=sys.stderr, dynamic_ncols=True)
+        self.bar.total += total
+        self.bar.set_description(f"attempts (round {round_index} started)", refresh=False)
 
     def update(self, record) -> None:
         if self.bar:

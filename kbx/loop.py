@@ -1,8 +1,15 @@
-"""The one loop every method runs through: propose -> evaluate -> feed back, round by round."""
+"""The one loop every method runs through: propose -> evaluate -> feed back, round by round.
+
+Each task advances through its rounds in its own thread from a pool of `parallel` threads, so
+one task's LLM calls overlap other tasks' evaluation; the evaluator bounds concurrent attempts
+by itself (EvalSettings.workers). Within a task, rounds are strictly sequential.
+"""
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
+import threading
 from collections.abc import Callable
 
 from kbx.eval.evaluator import Attempt, Evaluator
@@ -26,6 +33,7 @@ class TaskResult:
 
     task: TaskInfo
     judged: list[Judged] = dataclasses.field(default_factory=list)
+    calls: list = dataclasses.field(default_factory=list)  # LLM calls (kbx.methods.llm.LoggedCall), if any
 
     @property
     def records(self) -> list[EvalRecord]:
@@ -55,22 +63,50 @@ def run_suite(
     rounds: int,
     on_round_start: Callable[[int, int], None] | None = None,
     on_record: Callable[[EvalRecord], None] | None = None,
+    parallel: int = 1,
 ) -> list[TaskResult]:
-    """Run up to `rounds` rounds of `method` over `tasks`; every task ends with at least one record."""
+    """Run up to `rounds` rounds of `method` over `tasks`, `parallel` tasks at a time.
+
+    Every task ends with at least one record. Callbacks are serialised (never called concurrently).
+    The first exception from a task stops the others after their current round and is re-raised.
+    """
     results = {t.id: TaskResult(t) for t in tasks}
-    for k in range(rounds):
-        attempts = []
-        for task in tasks:
-            history = results[task.id].records
-            attempts += [Attempt(task, p.code, f"round{k}/{p.label}") for p in method.propose(task, k, history)]
-        if not attempts:
-            continue
-        if on_round_start:
-            on_round_start(k, len(attempts))
-        records = evaluator.evaluate(attempts, on_record=(lambda i, r: on_record(r)) if on_record else None)
-        for attempt, record in zip(attempts, records, strict=True):
-            results[attempt.task.id].judged.append(Judged(k, record, attempt.code))
+    notify = threading.Lock()
+    stop = threading.Event()
+
+    def record_done(_i: int, record: EvalRecord) -> None:
+        with notify:
+            on_record(record)  # type: ignore[misc]
+
+    def advance(task: TaskInfo) -> None:
+        result = results[task.id]
+        for k in range(rounds):
+            if stop.is_set():
+                return
+            proposals = method.propose(task, k, result.records)
+            if not proposals:
+                continue
+            attempts = [Attempt(task, p.code, f"round{k}/{p.label}") for p in proposals]
+            if on_round_start:
+                with notify:
+                    on_round_start(k, len(attempts))
+            records = evaluator.evaluate(attempts, on_record=record_done if on_record else None)
+            result.judged += [Judged(k, r, a.code) for a, r in zip(attempts, records, strict=True)]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        futures = [pool.submit(advance, t) for t in tasks]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                future.result()
+        except BaseException:
+            stop.set()
+            for f in futures:
+                f.cancel()
+            raise
+    calls_for = getattr(method, "calls_for", None)
     for result in results.values():
+        if calls_for:
+            result.calls = calls_for(result.task.id)
         if not result.judged:
             missing = EvalRecord(task=result.task.id, task_version=result.task.spec.version, status=Status.NO_CODE,
                                  reason=f"method {method.name!r} produced no code for this task", label="round0/none")  # fmt: skip

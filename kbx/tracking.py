@@ -30,9 +30,10 @@ def default_tracking_uri(root: Path) -> str:
 
 
 class Tracker:
-    def __init__(self, tracking_uri: str, experiment: str, root: Path) -> None:
+    def __init__(self, tracking_uri: str, experiment: str, root: Path, secrets: tuple[str, ...] = ()) -> None:
         from mlflow.tracking import MlflowClient
 
+        self.secrets = tuple(s for s in secrets if s)  # replaced by <redacted> in every text artifact
         if not tracking_uri:
             (root / DEFAULT_STORE_DIR).mkdir(parents=True, exist_ok=True)
             tracking_uri = default_tracking_uri(root)
@@ -70,11 +71,19 @@ class Tracker:
             metrics += _round_metrics(result.best(only=k), step=k, prefix="")
             metrics += _round_metrics(result.best(until=k), step=k, prefix="best_")
             metrics.append(_metric("attempts", len([j for j in result.judged if j.round == k]), k))
+        metrics += _llm_metrics(result.calls)
         self._metrics(run_id, metrics)
         for j in result.judged:
             stem = _safe(j.record.label or f"round{j.round}")
-            self.client.log_text(run_id, j.code, f"attempts/{stem}.py")
-            self.client.log_text(run_id, json.dumps(j.record.to_dict(), indent=1), f"attempts/{stem}.json")
+            self._text(run_id, j.code, f"attempts/{stem}.py")
+            self._text(run_id, json.dumps(j.record.to_dict(), indent=1), f"attempts/{stem}.json")
+        for i, logged in enumerate(result.calls):
+            c = logged.call
+            entry = {"round": logged.round, "role": c.role, "sample": c.sample, "cached": c.cached, "error": c.error,
+                     "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
+                     "cost_usd": None if math.isnan(c.cost_usd) else c.cost_usd, "latency_s": c.latency_s,
+                     "cache_key": c.key, "messages": list(c.messages), "response": c.text}  # fmt: skip
+            self._text(run_id, json.dumps(entry, indent=1), f"llm/round{logged.round}_{i:03d}_{_safe(c.role)}.json")
         best = result.best()
         if best.shapes:
             largest = best.shapes[-1]
@@ -93,8 +102,13 @@ class Tracker:
     def finish_parent(self, run_id: str, summary: dict, artifacts: dict[str, str], status: str = "FINISHED") -> None:
         self._metrics(run_id, [_metric(k, v, 0) for k, v in summary.items() if not math.isnan(v)])
         for path, text in artifacts.items():
-            self.client.log_text(run_id, text, path)
+            self._text(run_id, text, path)
         self.client.set_terminated(run_id, status)
+
+    def _text(self, run_id: str, text: str, path: str) -> None:
+        for secret in self.secrets:
+            text = text.replace(secret, "<redacted>")
+        self.client.log_text(run_id, text, path)
 
     def log_params(self, run_id: str, params: dict) -> None:
         self._params(run_id, params)
@@ -114,6 +128,24 @@ def _round_metrics(record: EvalRecord, step: int, prefix: str) -> list:
     if record.timed:
         values.update(speedup=record.speedup, runtime_ms=record.runtime_ms, baseline_ms=record.baseline_ms)
     return [_metric(prefix + k, v, step) for k, v in values.items() if not math.isnan(v)]
+
+
+def _llm_metrics(calls: list) -> list:
+    """Per round (step): LLM calls, errors, cache hits, tokens, cost where known, summed latency."""
+    by_round: dict[int, list] = {}
+    for logged in calls:
+        by_round.setdefault(logged.round, []).append(logged.call)
+    metrics = []
+    for k, cs in sorted(by_round.items()):
+        costs = [c.cost_usd for c in cs if not math.isnan(c.cost_usd)]
+        values = {"llm_calls": len(cs), "llm_errors": sum(bool(c.error) for c in cs),
+                  "llm_cached_calls": sum(c.cached for c in cs), "prompt_tokens": sum(c.prompt_tokens for c in cs),
+                  "completion_tokens": sum(c.completion_tokens for c in cs),
+                  "llm_latency_s": math.fsum(c.latency_s for c in cs)}  # fmt: skip
+        if costs:
+            values["cost_usd"] = math.fsum(costs)
+        metrics += [_metric(key, v, k) for key, v in values.items()]
+    return metrics
 
 
 def _metric(key: str, value: float, step: int):

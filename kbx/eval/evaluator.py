@@ -92,6 +92,9 @@ class Evaluator:
         self.device_lock = _SharedExclusiveLock()
         self.baselines: dict[str, list[dict]] = {}
         self.baseline_lock = threading.Lock()
+        # evaluate() may be called from many threads at once (one per task); attempts in flight
+        # over all of them never exceed `workers`.
+        self.slots = threading.BoundedSemaphore(max(1, s.workers))
 
     def __enter__(self) -> Evaluator:
         return self
@@ -130,6 +133,10 @@ class Evaluator:
         return plan
 
     def evaluate_one(self, attempt: Attempt) -> EvalRecord:
+        with self.slots:
+            return self._evaluate_one(attempt)
+
+    def _evaluate_one(self, attempt: Attempt) -> EvalRecord:
         task = attempt.task
         base = {"task": task.id, "task_version": task.spec.version, "label": attempt.label,
                 "device": self.settings.device}  # fmt: skip

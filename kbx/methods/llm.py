@@ -1,0 +1,169 @@
+"""LLM-backed methods: oneshot, best_of_n and iterative (KernelBench-style refinement).
+
+They share one base: prompts from `kbx.llm.prompt`, completions through one `LLMClient`
+(concurrency, retries, record/replay), a per-task call budget, and a per-task call log that
+`kbx.tracking` turns into per-round metrics and artifacts. A provider error on a call yields no
+proposal for that call (it is logged with its error) and the run goes on.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import threading
+
+from kbx.eval.record import EvalRecord
+from kbx.eval.source import extract_code
+from kbx.hardware import Hardware
+from kbx.llm.client import Call, LLMClient
+from kbx.llm.prompt import PromptSettings, feedback, task_messages
+from kbx.methods.base import MethodError, Proposal
+from kbx.tasks.spec import TaskInfo
+
+FEEDBACK_LEVELS = ("G", "E", "P")
+HISTORY_MODES = ("last", "full")
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """Per-task caps over all rounds; 0 means no cap. A call starts only while the task is under both."""
+
+    max_calls: int = 0
+    max_tokens: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class LoggedCall:
+    round: int
+    call: Call
+
+
+@dataclasses.dataclass
+class _TaskState:
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    started: int = 0  # calls started (reserved against max_calls)
+    tokens: int = 0
+    calls: list[LoggedCall] = dataclasses.field(default_factory=list)
+    proposed: list[str] = dataclasses.field(default_factory=list)  # code, in the order judged
+
+
+class LLMMethod:
+    """Shared machinery; subclasses implement `propose`."""
+
+    name = "llm"
+
+    def __init__(self, llm: LLMClient, prompt: PromptSettings, hardware: Hardware, budget: Budget) -> None:
+        self.llm, self.prompt, self.hardware, self.budget = llm, prompt, hardware, budget
+        self._states: dict[str, _TaskState] = {}
+        self._states_lock = threading.Lock()
+
+    def state(self, task_id: str) -> _TaskState:
+        with self._states_lock:
+            return self._states.setdefault(task_id, _TaskState())
+
+    def calls_for(self, task_id: str) -> list[LoggedCall]:
+        return list(self.state(task_id).calls)
+
+    def ask(self, task: TaskInfo, round_index: int, messages: list[dict], *, role: str = "generator",
+            sample: int = 0, temperature: float | None = None) -> Call | None:  # fmt: skip
+        """One completion within the task's budget; None when the budget is spent."""
+        st = self.state(task.id)
+        with st.lock:
+            b = self.budget
+            if (b.max_calls and st.started >= b.max_calls) or (b.max_tokens and st.tokens >= b.max_tokens):
+                return None
+            st.started += 1
+        call = self.llm.complete(messages, role=role, sample=sample, temperature=temperature)
+        with st.lock:
+            st.tokens += call.tokens
+            st.calls.append(LoggedCall(round_index, call))
+        return call
+
+    def proposals(self, task: TaskInfo, calls: list[tuple[str, Call | None]]) -> list[Proposal]:
+        """Successful calls as proposals (remembering their code for feedback); failed calls drop out."""
+        st = self.state(task.id)
+        out = [Proposal(extract_code(c.text), label) for label, c in calls if c is not None and not c.error]
+        with st.lock:
+            st.proposed += [p.code for p in out]
+        return out
+
+
+class OneShot(LLMMethod):
+    name = "oneshot"
+
+    def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
+        if round_index > 0:
+            return []
+        return self.proposals(task, [("oneshot", self.ask(task, 0, task_messages(task, self.prompt, self.hardware)))])
+
+
+class BestOfN(LLMMethod):
+    """N samples of the one-shot prompt at temperature T in round 0; the loop ships the fastest correct."""
+
+    name = "best_of_n"
+
+    def __init__(self, *args, n: int, temperature: float) -> None:
+        super().__init__(*args)
+        self.n, self.temperature = n, temperature
+
+    def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
+        if round_index > 0:
+            return []
+        messages = task_messages(task, self.prompt, self.hardware)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.n) as pool:
+            calls = list(pool.map(lambda i: self.ask(task, 0, messages, sample=i, temperature=self.temperature),
+                                  range(self.n)))  # fmt: skip
+        return self.proposals(task, [(f"sample{i}", c) for i, c in enumerate(calls)])
+
+
+class Iterative(LLMMethod):
+    """Round 0: the one-shot prompt. Round k: the previous kernel(s) with the evaluator's feedback."""
+
+    name = "iterative"
+
+    def __init__(self, *args, feedback: str, history: str, stop_when_correct: bool,
+                 public_seeds: tuple[int, ...]) -> None:  # fmt: skip
+        super().__init__(*args)
+        self.level, self.history_mode, self.stop_when_correct = feedback, history, stop_when_correct
+        self.public_seeds = public_seeds
+
+    def messages(self, task: TaskInfo, history: list[EvalRecord]) -> list[dict]:
+        messages = task_messages(task, self.prompt, self.hardware)
+        pairs = list(zip(self.state(task.id).proposed, history))  # one proposal per judged round, in order
+        for code, record in pairs[-1:] if self.history_mode == "last" else pairs:
+            messages.append({"role": "assistant", "content": f"```python\n{code}```"})
+            messages.append({"role": "user", "content": feedback(record, self.level, self.public_seeds)})
+        return messages
+
+    def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
+        if self.stop_when_correct and history and history[-1].correct:
+            return []
+        call = self.ask(task, round_index, self.messages(task, history))
+        return self.proposals(task, [("refine" if history else "oneshot", call)])
+
+
+def _common(llm, prompt, hardware, budget) -> tuple:
+    if llm is None:
+        raise MethodError("this method needs an LLM: set llm.model (and llm.api_base for a local server)")
+    return (llm, prompt, hardware, budget)
+
+
+def build_oneshot(llm=None, prompt=None, hardware=None, budget=None, name: str = "oneshot") -> OneShot:
+    return OneShot(*_common(llm, prompt, hardware, budget))
+
+
+def build_best_of_n(llm=None, prompt=None, hardware=None, budget=None, n: int = 4, temperature: float = 0.8,
+                    name: str = "best_of_n") -> BestOfN:  # fmt: skip
+    if not isinstance(n, int) or n < 1:
+        raise MethodError(f"method.n must be a positive integer, got {n!r}")
+    return BestOfN(*_common(llm, prompt, hardware, budget), n=n, temperature=float(temperature))
+
+
+def build_iterative(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), feedback: str = "E",
+                    history: str = "last", stop_when_correct: bool = False, name: str = "iterative") -> Iterative:  # fmt: skip
+    if feedback not in FEEDBACK_LEVELS:
+        raise MethodError(f"method.feedback must be one of {', '.join(FEEDBACK_LEVELS)}, got {feedback!r}")
+    if history not in HISTORY_MODES:
+        raise MethodError(f"method.history must be one of {', '.join(HISTORY_MODES)}, got {history!r}")
+    return Iterative(*_common(llm, prompt, hardware, budget), feedback=feedback, history=history,
+                     stop_when_correct=bool(stop_when_correct), public_seeds=tuple(public_seeds))  # fmt: skip

@@ -1,0 +1,46 @@
+"""The real CLI against the scripted server: `python -m kbx.run -m method=oneshot,iterative ...`."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.llm_server import ERROR_MARK, ScriptedServer, fix_after_error
+
+pytestmark = pytest.mark.e2e
+KEY = "sk-kbx-cli-SECRET-9876543210abcdef"
+
+
+def test_oneshot_and_iterative_against_a_scripted_server(kbx_cli, tmp_path):
+    import mlflow
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    with ScriptedServer(fix_after_error) as srv:
+        code, out, err = kbx_cli(
+            "kbx.run", "-m", "method=oneshot,iterative", "task=Math/add", "hardware=cpu", "iteration.rounds=3",
+            "llm.model=openai/x", f"llm.api_base={srv.base}", f"llm.api_key={KEY}", f"llm.cache_dir={tmp_path}/cache",
+            "eval.secret_seed=false", "experiment=llmcli", f"tracking_uri={uri}", f"hydra.sweep.dir={tmp_path}/multirun",
+        )  # fmt: skip
+        prompts = [r["messages"][-1]["content"] for r in srv.chat_requests()]
+    assert code == 0, err[-3000:]
+    assert sum(ERROR_MARK in p and "Evaluation:" in p for p in prompts) >= 1  # the error was fed back
+
+    mlflow.set_tracking_uri(uri)
+    runs = mlflow.search_runs(experiment_names=["llmcli"])
+    tasks = runs[runs["tags.kbx.role"] == "task"].set_index("tags.kbx.method")
+    assert tasks.loc["oneshot", "metrics.correct"] == 0.0  # the broken first answer, never fixed
+    assert tasks.loc["iterative", "metrics.best_correct"] == 1.0  # fixed once the error came back
+    assert tasks.loc["iterative", "metrics.llm_calls"] == 1.0 and tasks.loc["iterative", "metrics.prompt_tokens"] > 0
+    client = mlflow.tracking.MlflowClient(uri)
+    steps = {name: [(m.step, m.value) for m in sorted(client.get_metric_history(tasks.loc["iterative", "run_id"], name),
+                                                       key=lambda m: m.step)] for name in ("correct", "best_correct")}  # fmt: skip
+    # round 2 sees only the (correct) round-1 kernel, so the script answers with the broken one again;
+    # the shipped kernel stays the correct one
+    assert steps == {"correct": [(0, 0.0), (1, 1.0), (2, 0.0)], "best_correct": [(0, 0.0), (1, 1.0), (2, 1.0)]}
+    jobs = runs[runs["tags.kbx.role"] == "job"]
+    assert set(jobs["params.llm_model"]) == {"openai/x"} and (jobs["metrics.llm_calls"] > 0).all()
+
+    # the key is nowhere in the store: params, the database, any artifact (prompts, config.yaml)
+    assert not any(KEY in str(v) for v in runs.astype(str).to_numpy().ravel())
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and "multirun" not in p.parts]
+    assert any(p.name == "config.yaml" for p in files) and any("llm" in p.parts for p in files)
+    assert not [p for p in files if KEY.encode() in p.read_bytes()]
