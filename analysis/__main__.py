@@ -1,0 +1,50 @@
+"""`python -m analysis report|bench`: the command line; the work is in analysis.report and analysis.bench."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+BENCH_RUNS = 10_000
+EXIT_USAGE = 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    from analysis.load import AnalysisError, default_tracking_uri
+
+    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("report", help="tables, plots, deviance model and report.md from kbx runs in MLflow")
+    rep.add_argument("--experiment", required=True, help="MLflow experiment name (kbx's experiment=...)")
+    rep.add_argument("--filter", default="", help="MLflow filter string, e.g. \"params.hardware = 'h100'\"")
+    rep.add_argument("--tracking-uri", default=None, help="default: $MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db")
+    rep.add_argument("--out", required=True, type=Path, help="output directory")
+    rep.add_argument("--no-log", action="store_true", help="do not log the output as an MLflow analysis run")
+    ben = sub.add_parser("bench", help="time the report over a synthetic sqlite store")
+    ben.add_argument("--runs", type=int, default=BENCH_RUNS, help="task runs in the synthetic store")
+    ben.add_argument("--dir", type=Path, default=Path("outputs/analysis-bench"), help="where the store and report go")
+    ben.add_argument("--via-client", action="store_true", help="fill through MlflowClient.log_batch (slow)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "report":
+            from analysis.report import report
+
+            summary = report(args.tracking_uri or default_tracking_uri(), args.experiment, args.filter, args.out,
+                             log_to_mlflow=not args.no_log)  # fmt: skip
+        else:
+            from analysis.bench import run_bench
+
+            summary = run_bench(args.runs, args.dir, via_client=args.via_client)
+    except AnalysisError as exc:
+        print(f"analysis: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(summary, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+"""MLflow -> one tidy pandas frame: a row per method x task x round x hardware x seed.
+
+kbx logs one parent run per job (tag kbx.role=job) and one child run per task (kbx.role=task)
+whose metrics carry the round as their step (see kbx/tracking.py). `search_runs` returns only the
+latest value of each metric, so per-round values come from the metric histories.
+
+Two paths give the same frame (the tests check it). The portable one uses
+`MlflowClient.search_runs` and `get_metric_history`, and works against any tracking server. When
+the store is kbx's sqlite (or another SQL) store, the runs, parameters, tags and histories are
+read with a handful of plain queries through MLflow's own table models instead: over 10,000 runs
+the portable path spends ~11 s building ORM run objects and makes 110,000 history calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+ROLE_TAG = "kbx.role"
+PARENT_TAG = "mlflow.parentRunId"
+STATUS_TAG = "kbx.status"
+DEFAULT_STORE = Path("mlruns") / "mlflow.db"  # kbx's default, relative to the working directory
+PAGE_SIZE = 50_000  # MLflow's SEARCH_MAX_RESULTS_THRESHOLD: the largest page search_runs serves
+ROUND_KEYS = ("compiled", "correct", "speedup", "runtime_ms", "baseline_ms", "attempts")
+BEST_KEYS = ("best_compiled", "best_correct", "best_speedup", "best_runtime_ms", "best_baseline_ms")
+METRIC_KEYS = ROUND_KEYS + BEST_KEYS
+TASK_PARAMS = ("task", "category", "task_version", "method", "hardware")
+JOB_PARAMS = ("gpu_name", "device", "iteration", "suite_version", "kbx_version", "config_hash", "torch_version",
+              "public_seeds", "secret_seed")  # fmt: skip
+UNKNOWN = "unknown"  # a parameter an older run did not log
+COLUMNS = (
+    "experiment", "job_run_id", "run_id", "method", "task", "category", "task_version", "hardware", "gpu_name",
+    "device", "seed", "round", "final", "status", *METRIC_KEYS, "timed", "suite_version", "kbx_version",
+    "config_hash", "torch_version", "iteration",
+)  # fmt: skip
+
+
+class AnalysisError(Exception):
+    """A problem with the inputs the user can fix (unknown experiment, empty selection)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """Which runs a report covers, kept so that every figure can say where it came from."""
+
+    tracking_uri: str
+    experiment: str
+    experiment_id: str
+    filter: str
+    job_run_ids: tuple[str, ...]
+    n_task_runs: int
+
+
+def default_tracking_uri() -> str:
+    """kbx's rule: $MLFLOW_TRACKING_URI, else the sqlite store under ./mlruns."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{DEFAULT_STORE.resolve()}"
+
+
+def load(tracking_uri: str, experiment: str, filter_string: str = "", bulk: bool = True) -> tuple[pd.DataFrame, Selection]:
+    """The tidy frame for the task runs of `experiment` selected by `filter_string`.
+
+    The filter is an MLflow filter string. It selects a task run when the run itself matches or
+    when its parent job does (so `params.iteration = '3'`, a job parameter, works too).
+    `bulk=False` forces the portable `get_metric_history` path (the tests compare both).
+    """
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=tracking_uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        raise AnalysisError(f"no MLflow experiment named {experiment!r} in {tracking_uri}")
+    store = _sql_store(client) if bulk else None
+    runs = _search_sql(store, found.experiment_id) if store else _search(client, found.experiment_id, "")
+    tasks = runs[runs["role"] == "task"]
+    jobs = runs[runs["role"] == "job"]
+    if filter_string:
+        matched = set(_search(client, found.experiment_id, filter_string)["run_id"])
+        tasks = tasks[tasks["run_id"].isin(matched) | tasks["parent"].isin(matched)]
+    jobs = jobs[jobs["run_id"].isin(set(tasks["parent"]))]
+    ids = list(tasks["run_id"])
+    history = _histories_sql(store, found.experiment_id, ids) if store else _histories(client, ids)
+    frame = _tidy(tasks, jobs, history, experiment)
+    selection = Selection(tracking_uri, experiment, found.experiment_id, filter_string,
+                          tuple(sorted(jobs["run_id"])), int(len(tasks)))  # fmt: skip
+    return frame, selection
+
+
+def _search(client, experiment_id: str, filter_string: str) -> pd.DataFrame:
+    """Every run's id, role, parent, params and tags, page by page, as a flat frame."""
+    rows, token = [], None
+    while True:
+        page = client.search_runs([experiment_id], filter_string=filter_string, max_results=PAGE_SIZE, page_token=token)
+        for run in page:
+            tags, params = run.data.tags, run.data.params
+            row = {"run_id": run.info.run_id, "role": tags.get(ROLE_TAG, ""), "parent": tags.get(PARENT_TAG, ""),
+                   "status": tags.get(STATUS_TAG, "")}  # fmt: skip
+            row.update({f"p.{k}": params[k] for k in TASK_PARAMS + JOB_PARAMS if k in params})
+            rows.append(row)
+        token = page.token
+        if not token:
+            break
+    frame = pd.DataFrame(rows, columns=None if rows else ["run_id", "role", "parent", "status"])
+    return frame
+
+
+def _sql_store(client):
+    """MLflow's SQL store behind `client`, or None (a server, a file store).
+
+    Reaching it goes through a private attribute; mlflow is pinned (<3.18) and the tests check
+    that this path and the public API give identical frames.
+    """
+    store = getattr(getattr(client, "_tracking_client", None), "store", None)
+    return store if hasattr(store, "ManagedSessionMaker") else None
+
+
+def _search_sql(store, experiment_id: str) -> pd.DataFrame:
+    """What `_search` returns, read with three plain queries instead of ~20 ORM objects a run."""
+    from mlflow.store.tracking.dbmodels.models import SqlParam, SqlRun, SqlTag
+
+    with store.ManagedSessionMaker() as session:
+        ids = [r for (r,) in session.query(SqlRun.run_uuid).filter(
+            SqlRun.experiment_id == int(experiment_id), SqlRun.lifecycle_stage == "active")]  # fmt: skip
+        tags = session.query(SqlTag.run_uuid, SqlTag.key, SqlTag.value).join(SqlRun, SqlRun.run_uuid == SqlTag.run_uuid)
+        tags = tags.filter(SqlRun.experiment_id == int(experiment_id), SqlTag.key.in_((ROLE_TAG, PARENT_TAG, STATUS_TAG)))
+        params = session.query(SqlParam.run_uuid, SqlParam.key, SqlParam.value)
+        params = params.join(SqlRun, SqlRun.run_uuid == SqlParam.run_uuid)
+        params = params.filter(SqlRun.experiment_id == int(experiment_id), SqlParam.key.in_(TASK_PARAMS + JOB_PARAMS))
+        tag_rows, param_rows = [tuple(r) for r in tags], [tuple(r) for r in params]
+    frame = pd.DataFrame({"run_id": ids})
+    names = {ROLE_TAG: "role", PARENT_TAG: "parent", STATUS_TAG: "status"}
+    for rows, rename in ((tag_rows, names), (param_rows, None)):
+        long = pd.DataFrame(rows, columns=["run_id", "key", "value"])
+        wide = long.pivot_table(index="run_id", columns="key", values="value", aggfunc="last")
+        wide = wide.rename(columns=rename or (lambda k: f"p.{k}"))
+        frame = frame.merge(wide.reset_index(), on="run_id", how="left")
+    for column in names.values():
+        frame[column] = frame[column].fillna("") if column in frame else ""
+    return frame
+
+
+def _histories(client, run_ids: list[str]) -> pd.DataFrame:
+    """Long frame (run_id, key, step, value) of every per-round metric of these runs."""
+    rows = [(rid, key, m.step, m.value, m.timestamp) for rid in run_ids for key in METRIC_KEYS
+            for m in client.get_metric_history(rid, key)]  # fmt: skip
+    return _dedupe(pd.DataFrame(rows, columns=["run_id", "key", "step", "value", "timestamp"]))
+
+
+def _histories_sql(store, experiment_id: str, run_ids: list[str]) -> pd.DataFrame:
+    """The same rows as get_metric_history, in one query joined on the experiment.
+
+    One scan of the experiment's metrics beats 10,000 indexed lookups (0.7 s against 3.5 s for
+    10,000 runs on sqlite); runs outside the selection are dropped afterwards. Metrics are
+    non-null floats and ints, so the driver's raw values need none of SQLAlchemy's conversions.
+    """
+    from mlflow.store.tracking.dbmodels.models import SqlMetric, SqlRun
+    from sqlalchemy import select
+
+    query = select(SqlMetric.run_uuid, SqlMetric.key, SqlMetric.step, SqlMetric.value, SqlMetric.timestamp,
+                   SqlMetric.is_nan).join(SqlRun, SqlRun.run_uuid == SqlMetric.run_uuid)  # fmt: skip
+    query = query.where(SqlRun.experiment_id == int(experiment_id), SqlMetric.key.in_(METRIC_KEYS))
+    with store.ManagedSessionMaker() as session:
+        rows = session.connection().execute(query).cursor.fetchall()  # the driver's plain tuples: no Row object per value
+    history = pd.DataFrame.from_records(rows, columns=["run_id", "key", "step", "value", "timestamp", "is_nan"])
+    history.loc[history["is_nan"].astype(bool), "value"] = np.nan
+    history = history[history["run_id"].isin(pd.Index(run_ids))].drop(columns="is_nan")
+    return _dedupe(history)
+
+
+def _dedupe(history: pd.DataFrame) -> pd.DataFrame:
+    """A value logged twice at one step keeps the later one, as MLflow's latest-metric rule does."""
+    history = history.sort_values(["run_id", "key", "step", "timestamp"], kind="stable")
+    return history.drop_duplicates(["run_id", "key", "step"], keep="last").drop(columns="timestamp")
+
+
+def _tidy(tasks: pd.DataFrame, jobs: pd.DataFrame, history: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """Join per-round metrics with task and job parameters; fill rounds a task skipped."""
+    if tasks.empty:
+        return pd.DataFrame(columns=list(COLUMNS))
+    wide = history.set_index(["run_id", "step", "key"])["value"].unstack("key")  # (run, step) pairs as logged
+    wide = wide.reindex(columns=list(METRIC_KEYS)).reset_index().rename(columns={"step": "round"})
+    meta = tasks.rename(columns={"parent": "job_run_id"})
+    meta = meta[["run_id", "job_run_id", "status", *[f"p.{k}" for k in TASK_PARAMS if f"p.{k}" in meta]]]
+    job_meta = jobs.rename(columns={"run_id": "job_run_id"})
+    job_meta = job_meta[["job_run_id", *[f"p.{k}" for k in JOB_PARAMS if f"p.{k}" in job_meta]]]
+    frame = meta.merge(job_meta, on="job_run_id", how="left")
+    frame.columns = [c.removeprefix("p.") for c in frame.columns]
+    for key in TASK_PARAMS + JOB_PARAMS:
+        frame[key] = frame[key].fillna(UNKNOWN) if key in frame else UNKNOWN
+    frame = _fill_rounds(frame, wide)
+    frame["experiment"] = experiment
+    frame["seed"] = frame["public_seeds"].astype(str) + "+" + frame["secret_seed"].astype(str)
+    frame["timed"] = frame["speedup"].notna()
+    last = frame.groupby("run_id")["round"].transform("max")
+    frame["final"] = frame["round"] == last
+    frame = frame[list(COLUMNS)].sort_values(["method", "hardware", "task", "seed", "run_id", "round"], kind="stable")
+    return frame.reset_index(drop=True)
+
+
+def _fill_rounds(meta: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
+    """Every task of a job gets a row for every round its job reached.
+
+    kbx logs a step only for rounds in which a task had an attempt (an iterative method stops
+    once a task is solved). The best-so-far metrics carry forward into the skipped rounds, and the
+    round's own metrics stay empty with attempts = 0, so trajectories compare like with like.
+    """
+    steps = wide.merge(meta[["run_id", "job_run_id"]], on="run_id", how="right")
+    steps["round"] = steps["round"].fillna(0).astype(int)
+    top = steps.groupby("job_run_id")["round"].max()
+    grid = meta[["run_id", "job_run_id"]].copy()
+    grid["round"] = grid["job_run_id"].map(top).fillna(0).astype(int).map(lambda n: list(range(n + 1)))
+    grid = grid.explode("round").astype({"round": int})
+    full = grid.merge(wide, on=["run_id", "round"], how="left", indicator=True)
+    full = full.sort_values(["run_id", "round"], kind="stable")
+    skipped = full.pop("_merge") == "left_only"
+    carried = full.groupby("run_id")[list(BEST_KEYS)].ffill()
+    full.loc[skipped, list(BEST_KEYS)] = carried.loc[skipped]
+    for key in ("best_compiled", "best_correct"):  # before its first attempt a task has nothing that works
+        full.loc[skipped, key] = full.loc[skipped, key].fillna(0.0)
+    full["attempts"] = full["attempts"].fillna(0.0)
+    return meta.drop(columns="job_run_id").merge(full, on="run_id", how="right")
+
+
+def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per task run: what the method shipped by its last round (best-so-far metrics).
+
+    This is the unit of the deviance model and of every per-task table; `correct`, `compiled`
+    and `speedup` here are the best attempt's, not the last round's own.
+    """
+    final = frame[frame["final"]]
+    keep = ["experiment", "job_run_id", "run_id", "method", "task", "category", "hardware", "gpu_name", "seed", "round"]
+    out = final[keep].copy()
+    out["compiled"] = final["best_compiled"].fillna(0.0).to_numpy()
+    out["correct"] = final["best_correct"].fillna(0.0).to_numpy()
+    out["speedup"] = final["best_speedup"].to_numpy()
+    return out.reset_index(drop=True)
