@@ -297,3 +297,13 @@ def test_poison_where_nan_is_expected_is_fine():
     expected = t([1.0, NAN])
     assert status(expected, _poison(expected, slice(1, None))) is Status.OK  # 0xFF.. is a NaN
     assert status(t([True, False]), t([True, True])) is Status.MISMATCH  # bools are never "poison"
+
+
+def test_cuda_only_errors_are_unsupported_on_cpu_not_wrong():
+    from kbx.eval.judging import _error_status
+
+    cuda_only = {"type": "AssertionError", "message": "AssertionError: Torch not compiled with CUDA enabled", "oom": False}
+    genuine = {"type": "ValueError", "message": "ValueError: Conflicting meta-parameters: BLOCK_K", "oom": False}
+    assert _error_status(cuda_only, "cpu") is Status.UNSUPPORTED_ON_CPU
+    assert _error_status(cuda_only, "cuda:0") is Status.RUNTIME_ERROR
+    assert _error_status(genuine, "cpu") is Status.RUNTIME_ERROR

@@ -23,6 +23,13 @@ INTERPRETER_LIMITS = (
     "Expected dtype ['fp32', 'fp64']",  # fp16 tl.math.erf
     "libdevice",
     "only 0-dimensional arrays can be converted",  # tl.dot loops with numpy >= 2.4 on triton 3.6
+    # Kernels (or the torch paths they call) that demand a CUDA device cannot be judged on a CPU.
+    "Torch not compiled with CUDA enabled",
+    "Expected a cuda device",
+    "must be on GPU",
+    "must be on CUDA",
+    "not implemented on the CPU",
+    "Found no NVIDIA driver",
 )
 BF16_ON_CPU = "bf16 arithmetic is unreliable under the Triton CPU interpreter; judge this on a GPU"
 
