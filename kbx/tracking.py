@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kbx import roofline
 from kbx.eval.record import EvalRecord
+from kbx.eval.sandbox_env import redact
 from kbx.eval.timing_policy import TELEMETRY_FIELDS
 from kbx.hardware import Hardware
 from kbx.loop import TaskResult
@@ -33,7 +34,7 @@ class Tracker:
     def __init__(self, tracking_uri: str, experiment: str, root: Path, secrets: tuple[str, ...] = ()) -> None:
         from mlflow.tracking import MlflowClient
 
-        self.secrets = tuple(s for s in secrets if s)  # replaced by <redacted> in every text artifact
+        self.secrets = tuple(s for s in secrets if s)  # redacted from every text artifact, with the environment's
         if not tracking_uri:
             (root / DEFAULT_STORE_DIR).mkdir(parents=True, exist_ok=True)
             tracking_uri = default_tracking_uri(root)
@@ -106,9 +107,7 @@ class Tracker:
         self.client.set_terminated(run_id, status)
 
     def _text(self, run_id: str, text: str, path: str) -> None:
-        for secret in self.secrets:
-            text = text.replace(secret, "<redacted>")
-        self.client.log_text(run_id, text, path)
+        self.client.log_text(run_id, redact(text, self.secrets), path)
 
     def log_params(self, run_id: str, params: dict) -> None:
         self._params(run_id, params)

@@ -74,7 +74,9 @@ def secret_values(base: dict[str, str] | None = None) -> list[str]:
     return sorted({v for k, v in env.items() if is_secret(k) and len(v) >= MIN_REDACT_LEN}, key=len, reverse=True)
 
 
-def redact(text: str, secrets: list[str] | None = None) -> str:
-    for value in secret_values() if secrets is None else secrets:
+def redact(text: str, extra: tuple[str, ...] = ()) -> str:
+    """Replace every secret value of the environment, every value in `extra` (e.g. a configured API
+    key) and anything shaped like a provider key with REDACTED."""
+    for value in sorted({*secret_values(), *(e for e in extra if e)}, key=len, reverse=True):
         text = text.replace(value, REDACTED)
     return re.sub(r"(?i)\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}", REDACTED, text)

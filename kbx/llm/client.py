@@ -23,11 +23,22 @@ import threading
 import time
 from pathlib import Path
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-from kbx.methods.base import MethodError  # noqa: E402
+from kbx.eval.sandbox_env import redact
+from kbx.methods.base import MethodError
 
 log = logging.getLogger(__name__)
+
+
+def _litellm():
+    """litellm, imported on first use with its network price-map fetch switched off first: that
+    fetch stalls offline imports and deadlocks an MLflow server (stack-facts.md §3, §6)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):  # per-call INFO lines under Hydra's logging
+        logging.getLogger(name).setLevel(logging.WARNING)
+    return litellm
 CACHE_MODES = ("off", "record", "replay", "auto")
 PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word ok."}]
 
@@ -78,10 +89,6 @@ class Call:
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
-
-
-def redact_secret(text: str, secret: str) -> str:
-    return text.replace(secret, "<redacted>") if secret else text
 
 
 class LLMClient:
@@ -156,25 +163,18 @@ class LLMClient:
         return "", (0, 0), math.nan, error
 
     def _litellm_call(self, messages: list[dict], params: dict, num_retries: int):
-        import litellm
-
-        litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
-        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):  # per-call INFO lines under Hydra's logging
-            logging.getLogger(name).setLevel(logging.WARNING)
         s = self.settings
         kwargs = {"model": s.model, "messages": messages, "timeout": s.timeout_s, "num_retries": num_retries, **params}
         if s.api_base:
             kwargs["api_base"] = s.api_base
         if s.api_key:
             kwargs["api_key"] = s.api_key
-        return litellm.completion(**kwargs)
+        return _litellm().completion(**kwargs)
 
     @staticmethod
     def _cost(response) -> float:
         try:
-            import litellm
-
-            cost = litellm.completion_cost(completion_response=response)
+            cost = _litellm().completion_cost(completion_response=response)
             return float(cost) if cost else math.nan
         except Exception:  # noqa: BLE001 - unknown price: not measured, not zero
             return math.nan
@@ -186,7 +186,7 @@ class LLMClient:
             if shorter == text:
                 break
             text = shorter
-        return redact_secret(f"{type(exc).__name__}: {text}"[:500], self.settings.api_key)
+        return redact(f"{type(exc).__name__}: {text}"[:500], (self.settings.api_key,))
 
     def _path(self, key: str) -> Path:
         return self.cache_dir / key[:2] / f"{key}.json"

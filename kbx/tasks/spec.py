@@ -157,7 +157,3 @@ class TaskInfo:
     def all_cases(self) -> list[Case]:
         return [*self.spec.cases, *self.spec.perf]
 
-    def correctness_cases(self) -> list[Case]:
-        """The correctness suite: every listed case plus the smallest perf shape."""
-        return [*self.spec.cases, *self.spec.perf[:1]]
-
