@@ -14,12 +14,14 @@ import argparse
 import json
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
 SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
+HEARTBEAT_S = 20.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,17 +57,39 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
     for k in range(runs):
         started = time.perf_counter()
+        done: list[dict] = []
 
-        def progress(i, r, k=k, started=started):
+        def progress(i, r, k=k, started=started, done=done):
+            why = f"  ({r.reason[:150]})" if r.status.value != "ok" else ""
             print(f"run {k} +{time.perf_counter() - started:6.1f}s {r.task:40s} {r.status.value:14s} "
-                  f"check {r.check_s:5.2f}s judge {r.judge_s:5.2f}s time {r.time_s:5.2f}s", flush=True)  # fmt: skip
+                  f"check {r.check_s:5.2f}s judge {r.judge_s:5.2f}s time {r.time_s:5.2f}s{why}", flush=True)  # fmt: skip
+            done.append(r.to_dict())
+            if json_out:  # partial runs too, so a benchmark cut short still leaves its figures
+                Path(json_out).write_text(json.dumps({**report, "partial": {"run": k, "records": done}}, indent=1))
 
         with Evaluator(EvalSettings(device=device, workers=workers)) as ev:
-            records = ev.evaluate(attempts, on_record=progress)
+            stop = _heartbeat(ev)
+            try:
+                records = ev.evaluate(attempts, on_record=progress)
+            finally:
+                stop.set()
         report["runs"].append({"wall_s": time.perf_counter() - started, "records": [r.to_dict() for r in records]})
         if json_out:
             Path(json_out).write_text(json.dumps(report, indent=1))
     return report
+
+
+def _heartbeat(ev) -> threading.Event:
+    """Every HEARTBEAT_S, print what each attempt in flight is doing, so a stall names its cause."""
+    stop = threading.Event()
+
+    def beat():
+        while not stop.wait(HEARTBEAT_S):
+            busy = ", ".join(f"{task} {phase} {secs:.0f}s" for task, phase, secs in ev.in_flight())
+            print(f"  in flight: {busy or 'nothing'}", flush=True)
+
+    threading.Thread(target=beat, daemon=True).start()
+    return stop
 
 
 def copy_bandwidth_gbps() -> float:

@@ -1,9 +1,9 @@
 """The one evaluation path: attempt -> isolated worker -> trusted judge -> (GPU) timing -> record.
 
 Every method, the CLI, `kbx.evaluate` and the benchmarks go through `Evaluator.evaluate`.
-Per device there is one zygote (forks a fresh worker per attempt) and one judge (references
-and verdicts). Attempts run concurrently up to `EvalSettings.workers`; timing on a GPU takes
-the device exclusively, so no two timings and no correctness run ever overlap a timing.
+Per device there is one zygote (forks a fresh worker per attempt), a pool of judges (references
+and verdicts) and a timer (the eager baselines). Attempts run concurrently up to `EvalSettings.workers`; a timing on a GPU has the
+device to itself: other workers' cases pause and the judges stop (kbx.eval.scheduler).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kbx.eval import timing_policy
-from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, ZygoteClient
+from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, JudgePool, ZygoteClient
 from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, ShapeTiming, Status, truncate
 from kbx.eval.sandbox_env import protect_process, redact
+from kbx.eval.scheduler import GpuScheduler
 from kbx.eval.source import check_syntax
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, PERF, TaskInfo
@@ -35,6 +36,8 @@ EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is 
 SECRET_SEED_BITS = 31
 SHM_DIR = "/dev/shm"
 SHM_MIN_FREE_BYTES = 16 * 2**30  # perf-shape outputs of a few concurrent workers must fit
+JUDGES_GPU = 4  # judge processes on a GPU machine: verdicts in parallel with the timings
+JUDGE_DRAIN_S = 0.05  # after stopping the judges, time for GPU work they queued to finish
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +59,7 @@ class EvalSettings:
     check_timeout_s: float = 300.0
     time_timeout_s: float = 300.0
     judge_timeout_s: float = 600.0
+    judges: int = 0  # judge processes; 0: JUDGES_GPU on a GPU, 1 on a CPU (where memory is the limit)
     check_perf_shape: bool | None = None  # default: on a GPU only (too slow for the interpreter)
     memory_limit_gb: float = 8.0  # address-space cap for CPU workers (not applicable with CUDA)
     timing: timing_policy.TimingPolicy = dataclasses.field(default_factory=timing_policy.TimingPolicy)
@@ -88,13 +92,17 @@ class Evaluator:
             env["TRITON_INTERPRET"] = "1"
             env["CUDA_VISIBLE_DEVICES"] = ""
         self.zygote = ZygoteClient(env, self.workdir / "zygote.log")
-        self.judge = JudgeClient(env, self.workdir / "judge.log")
-        self.device_lock = _SharedExclusiveLock()
+        self.judges = JudgePool(env, self.workdir, s.judges or (JUDGES_GPU if s.on_gpu else 1))
+        self.timer = JudgeClient(env, self.workdir / "timer.log")  # baselines, so verdicts never wait on them
+        self.gpu = GpuScheduler(self.zygote.send, pausing=s.on_gpu, quiet=self._quiet_judges,
+                                wake=lambda: self.judges.signal(signal.SIGCONT))  # fmt: skip
+        self.zygote.on_paused = self.gpu.acknowledged
         self.baselines: dict[str, list[dict]] = {}
         self.baseline_lock = threading.Lock()
         # evaluate() may be called from many threads at once (one per task); attempts in flight
         # over all of them never exceed `workers`.
         self.slots = threading.BoundedSemaphore(max(1, s.workers))
+        self.active: dict[str, tuple[str, str, float]] = {}  # job -> (task, phase, since): see `in_flight`
 
     def __enter__(self) -> Evaluator:
         return self
@@ -104,7 +112,8 @@ class Evaluator:
 
     def close(self) -> None:
         self.zygote.close()
-        self.judge.close()
+        self.judges.close()
+        self.timer.close()
         if not self.settings.keep_jobs:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -121,6 +130,16 @@ class Evaluator:
                 if on_record:
                     on_record(i, records[i])
         return records  # type: ignore[return-value]
+
+    def _quiet_judges(self) -> None:
+        """Stop the judges, then give GPU work they had already queued time to finish."""
+        self.judges.signal(signal.SIGSTOP)
+        time.sleep(JUDGE_DRAIN_S)
+
+    def in_flight(self) -> list[tuple[str, str, float]]:
+        """(task, phase, seconds in it) for every attempt under way: where a slow run is stuck."""
+        now = time.monotonic()
+        return [(task, phase, now - since) for task, phase, since in list(self.active.values())]
 
     def seeds_for(self, task: TaskInfo) -> dict[str, list[int]]:
         """The correctness plan: case name -> seeds, in order."""
@@ -176,16 +195,19 @@ class _Run:
         }  # fmt: skip
         events = ev.zygote.spawn(job)
         try:
-            with ev.device_lock.shared():  # no worker's cases and no judge work overlap a timing
-                ev.zygote.send(self.job_id, "check")
+            self._phase("waiting to check")
+            ev.gpu.start_check(self.job_id)
+            self._phase("checking")
+            try:
                 checked = self._wait(events, "checked", s.check_timeout_s)
-                if checked["event"] != "checked":
-                    return self._failed_worker(checked, s.check_timeout_s)
-                if checked["stage_status"] != "ran":
-                    return self._record(Status(checked["stage_status"]), checked,
-                                        reason=_first_line(checked["message"]))  # fmt: skip
-                verdict = self._judge({"op": "compare", "task": self.task.id, "seeds": seeds,
-                                       "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
+            finally:
+                ev.gpu.end_check(self.job_id)
+            if checked["event"] != "checked":
+                return self._failed_worker(checked, s.check_timeout_s)
+            if checked["stage_status"] != "ran":
+                return self._record(Status(checked["stage_status"]), checked, reason=_first_line(checked["message"]))
+            verdict = self._judge({"op": "compare", "task": self.task.id, "seeds": seeds,
+                                   "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
             if "error" in verdict:
                 return self._record(Status.REFERENCE_ERROR, checked, reason=f"judge failed: {verdict['error']}")
             status = Status(verdict["status"])
@@ -201,17 +223,22 @@ class _Run:
 
     def _timed(self, checked: dict, fields: dict) -> EvalRecord:
         ev, s = self.ev, self.ev.settings
-        with ev.device_lock.exclusive():
+        self._phase("waiting for the GPU")
+        with ev.gpu.timing_slot():
+            self._phase("timing")
             baseline = self._baseline()
             ev.zygote.send(self.job_id, "time")
             timed = self._wait(ev.zygote.queues[self.job_id], "timed", s.time_timeout_s)
         if timed["event"] != "timed":
             return self._failed_worker(timed, s.time_timeout_s, during="timing")
+        self._phase("saving timed outputs")
+        saved = self._wait(ev.zygote.queues[self.job_id], "saved", s.time_timeout_s)
+        if saved["event"] != "saved":
+            return self._failed_worker(saved, s.time_timeout_s, during="saving timed outputs")
         if isinstance(baseline, str):
             return self._record(Status.REFERENCE_ERROR, checked, reason=baseline, **fields)
-        with ev.device_lock.shared():
-            recheck = self._judge({"op": "compare_perf", "task": self.task.id, "rows": timed["rows"],
-                                   "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
+        recheck = self._judge({"op": "compare_perf", "task": self.task.id, "rows": timed["rows"],
+                               "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
         if "error" in recheck:
             return self._record(Status.REFERENCE_ERROR, checked, reason=f"judge failed: {recheck['error']}", **fields)
         if recheck["status"] != Status.OK.value:
@@ -227,16 +254,19 @@ class _Run:
 
     def _judge(self, request: dict) -> dict:
         started = time.perf_counter()
-        reply = self.ev.judge.request(request, self.ev.settings.judge_timeout_s)
+        self._phase(f"judge {request['op']}")
+        with self.ev.judges.lease() as judge:
+            reply = judge.request(request, self.ev.settings.judge_timeout_s)
         self.judge_s += time.perf_counter() - started
         return reply
 
     def _baseline(self) -> list[dict] | str:
-        """Live reference timings for this task, measured once per run on this device."""
+        """Live reference timings for this task, measured once per run on this device by the timer
+        (a second judge process), inside the caller's timing slot."""
         ev = self.ev
         with ev.baseline_lock:
             if self.task.id not in ev.baselines:
-                reply = ev.judge.request({"op": "baseline", "task": self.task.id,
+                reply = ev.timer.request({"op": "baseline", "task": self.task.id,
                                           "timing": dataclasses.asdict(ev.settings.timing)},
                                          ev.settings.judge_timeout_s)  # fmt: skip
                 if "error" in reply:
@@ -245,9 +275,11 @@ class _Run:
             return ev.baselines[self.task.id]
 
     def _wait(self, events: queue.Queue, wanted: str, timeout_s: float) -> dict:
-        deadline = time.monotonic() + timeout_s
+        """The worker's next `wanted` event, or its end; time it spent paused for others' timings
+        does not count against `timeout_s`."""
+        started, paused_mark = time.monotonic(), self.ev.gpu.paused_since(0.0)
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = timeout_s - (time.monotonic() - started - self.ev.gpu.paused_since(paused_mark))
             if remaining <= 0:
                 self.ev.zygote.kill(self.job_id)
                 return {"event": "timeout"}
@@ -298,8 +330,12 @@ class _Run:
             except queue.Empty:
                 continue
         ev.zygote.forget(self.job_id)
+        ev.active.pop(self.job_id, None)
         if not ev.settings.keep_jobs:
             shutil.rmtree(self.job_dir, ignore_errors=True)
+
+    def _phase(self, name: str) -> None:
+        self.ev.active[self.job_id] = (self.task.id, name, time.monotonic())
 
     def _record(self, status: Status, checked: dict, **fields) -> EvalRecord:
         return EvalRecord(
@@ -345,51 +381,3 @@ def _fast_tmp() -> str | None:
 def _first_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
-
-
-class _SharedExclusiveLock:
-    """Many correctness runs at once, or one timing alone (writer preference, so timing never starves)."""
-
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.readers = 0
-        self.writer = False
-        self.waiting_writers = 0
-
-    class _Guard:
-        def __init__(self, enter, leave) -> None:
-            self.enter, self.leave = enter, leave
-
-        def __enter__(self):
-            self.enter()
-
-        def __exit__(self, *exc):
-            self.leave()
-
-    def shared(self):
-        return self._Guard(self._acquire_shared, self._release_shared)
-
-    def exclusive(self):
-        return self._Guard(self._acquire_exclusive, self._release_exclusive)
-
-    def _acquire_shared(self) -> None:
-        with self.cond:
-            self.cond.wait_for(lambda: not self.writer and not self.waiting_writers)
-            self.readers += 1
-
-    def _release_shared(self) -> None:
-        with self.cond:
-            self.readers -= 1
-            self.cond.notify_all()
-
-    def _acquire_exclusive(self) -> None:
-        with self.cond:
-            self.waiting_writers += 1
-            self.cond.wait_for(lambda: not self.writer and not self.readers)
-            self.waiting_writers -= 1
-            self.writer = True
-
-    def _release_exclusive(self) -> None:
-        with self.cond:
-            self.writer = False
-            self.cond.notify_all()

@@ -6,11 +6,15 @@ a bug); the handle notices, fails what was in flight with a clear reason, and re
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kbx.eval.sandbox_env import scrubbed_env
@@ -62,6 +66,7 @@ class ZygoteClient(_WorkerProcess):
     def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
         super().__init__(env_extra, log_path)
         self.queues: dict[str, queue.Queue] = {}
+        self.on_paused: Callable[[str], None] = lambda job_id: None  # see kbx.eval.scheduler
 
     def _started(self, proc: subprocess.Popen) -> None:
         threading.Thread(target=self._pump, args=(proc,), daemon=True).start()
@@ -71,6 +76,9 @@ class ZygoteClient(_WorkerProcess):
             try:
                 msg = json.loads(line)
             except ValueError:
+                continue
+            if msg.get("event") == "paused":
+                self.on_paused(msg.get("id", ""))
                 continue
             q = self.queues.get(msg.get("id"))
             if q is not None:
@@ -135,3 +143,34 @@ class JudgeClient(_WorkerProcess):
                 return {"error": f"the judge did not answer within {timeout_s:.0f} s"}
             except (BrokenPipeError, OSError) as exc:
                 return {"error": f"the judge process is gone: {exc}"}
+
+
+class JudgePool:
+    """Several judge processes, so one slow verdict (a large stochastic check) does not hold up the
+    rest. A lease hands out an idle one; `signal` stops or continues them all around a timing."""
+
+    def __init__(self, env_extra: dict[str, str], log_dir: Path, size: int) -> None:
+        self.clients = [JudgeClient(env_extra, log_dir / f"judge{i}.log") for i in range(max(1, size))]
+        self.idle: queue.Queue = queue.Queue()
+        for client in self.clients:
+            self.idle.put(client)
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[JudgeClient]:
+        client = self.idle.get()
+        try:
+            yield client
+        finally:
+            self.idle.put(client)
+
+    def signal(self, sig: int) -> None:
+        for client in self.clients:
+            proc = client.proc
+            if proc is not None and proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, sig)
+
+    def close(self) -> None:
+        self.signal(signal.SIGCONT)
+        for client in self.clients:
+            client.close()

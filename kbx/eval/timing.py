@@ -26,7 +26,6 @@ from kbx.worker.cases import to_plain, with_state
 _ELAPSED = torch.cuda.Event.elapsed_time
 _SYNC = torch.cuda.synchronize
 _CLOCK = time.perf_counter
-PERF_OUTPUTS_FILE = "perf_outputs.pt"
 MIN_WARMUP_CALLS = 3
 _telemetry: telemetry.Telemetry | None = None
 
@@ -38,8 +37,11 @@ def _gpu_telemetry(index: int) -> telemetry.Telemetry:
     return _telemetry
 
 
-def time_perf_shapes(entry, info, device: str, policy: dict) -> list[dict]:
-    """Candidate side: time every perf shape and save each shape's last timed output for the judge."""
+def time_perf_shapes(entry, info, device: str, policy: dict) -> tuple[list[dict], dict]:
+    """Candidate side: time every perf shape; (rows, each shape's last timed output on the CPU).
+
+    The caller saves the outputs for the judge after reporting the rows, so writing hundreds of
+    MB to a file does not hold the GPU that the next timing is waiting for."""
     pol = TimingPolicy(**policy)
     rows, outputs = [], {}
     for case in info.spec.perf:
@@ -53,8 +55,7 @@ def time_perf_shapes(entry, info, device: str, policy: dict) -> list[dict]:
             outputs[case.name] = {"seed": row["last_seed"], "output": to_plain(last)}
         else:
             break  # a failed shape fails the attempt; timing more shapes adds nothing
-    torch.save(outputs, PERF_OUTPUTS_FILE)
-    return rows
+    return rows, outputs
 
 
 def time_reference(info, device: str, policy: dict) -> list[dict]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import sys
 import time
 import traceback
@@ -20,10 +21,13 @@ from kbx.eval.record import MESSAGE_CHARS, truncate
 from kbx.worker.instrument import LaunchCounter, poison_cuda_allocator
 
 OUTPUTS_FILE = "outputs.pt"
+PERF_OUTPUTS_FILE = "perf_outputs.pt"
 CANDIDATE_FILE = "candidate.py"
 CANDIDATE_MODULE = "kbx_candidate"
 MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
 MAX_OPEN_FILES = 1024
+# Control commands a timing sends to workers that are running their cases (see kbx.eval.scheduler).
+PAUSE, RESUME, PAUSED = "pause", "resume", "paused"
 
 
 class Reporter:
@@ -113,8 +117,12 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
     started = time.perf_counter()
     results = []
     for case, seed, call in calls:
+        if not yield_to_timing(control_fd, reporter, device):
+            return
         poison_cuda_allocator(device)
         results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
+    if not yield_to_timing(control_fd, reporter, device):
+        return
     ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
     reporter.send(event="checked", stage_status="ran", error_type="", message="", compile_s=compile_s,
@@ -125,12 +133,45 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
             from kbx.eval.timing import time_perf_shapes
 
             started = time.perf_counter()
-            rows = time_perf_shapes(entry, info, device, job["timing"])
+            rows, outputs = time_perf_shapes(entry, info, device, job["timing"])
             reporter.send(event="timed", rows=rows, time_s=time.perf_counter() - started)
+            save(outputs, PERF_OUTPUTS_FILE)
+            reporter.send(event="saved")
 
 
 def read_command(fd: int) -> str:
-    """One newline-terminated command from the driver ("" when the pipe closes)."""
+    """The next command from the driver ("" when the pipe closes), skipping pause/resume requests
+    that arrived after this worker had already finished its cases."""
+    while True:
+        command = _read_line(fd)
+        if command not in (PAUSE, RESUME):
+            return command
+
+
+def yield_to_timing(fd: int, reporter: Reporter, device: str) -> bool:
+    """Between cases: if another attempt's timing asked this worker to pause, finish the GPU work
+    already queued, say so, and wait for "resume". False when told to exit instead."""
+    if not select.select([fd], [], [], 0)[0]:
+        return True
+    command = _read_line(fd)
+    if command == RESUME:
+        return True
+    if command != PAUSE:
+        return False
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+    reporter.send(event=PAUSED)
+    while True:
+        command = _read_line(fd)
+        if command == RESUME:
+            return True
+        if command != PAUSE:
+            return False
+
+
+def _read_line(fd: int) -> str:
     data = b""
     while not data.endswith(b"\n"):
         chunk = os.read(fd, 1)

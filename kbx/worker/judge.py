@@ -102,11 +102,20 @@ class Judge:
         from kbx.eval.record import Status
 
         info = self.task(req["task"])
-        try:
-            payload = torch.load(req["outputs"], map_location="cpu", weights_only=True)
-        except Exception as exc:  # a candidate can leave anything in its outputs file
-            return Verdict(Status.CRASHED, f"unreadable outputs file: {type(exc).__name__}: {exc}").to_dict()
+        payload = self.read(req["outputs"])
+        if isinstance(payload, Exception):
+            return Verdict(Status.CRASHED, f"unreadable outputs file: {type(payload).__name__}: {payload}").to_dict()
         return judge(info, payload, lambda c, s: self.expected(info, c, s)).to_dict()
+
+    @staticmethod
+    def read(path: str):
+        """A worker's outputs file as data, or the exception that reading it raised."""
+        import torch
+
+        try:
+            return torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # a candidate can leave anything in its outputs file
+            return exc
 
 
 def main() -> None:

@@ -15,7 +15,10 @@ BLOCK_M, BLOCK_N, BLOCK_K = 128, 256, 32  # best of a small sweep on H200 (trito
 NUM_WARPS, NUM_STAGES = 8, 3
 
 
-@triton.jit
+# Shape and stride arguments stay runtime values: specialising each on its value (== 1, % 16) would
+# compile a fresh kernel for nearly every case.
+@triton.jit(do_not_specialize=["N", "Cin", "H", "W", "Cout", "Hout", "Wout", "cin_g", "cout_g",
+                               "sh", "sw", "ph", "pw", "dh", "dw"])
 def _conv2d_nhwc_kernel(x_ptr, w_ptr, b_ptr, y_ptr,
                         N, Cin, H, W, Cout, Hout, Wout, cin_g, cout_g,
                         sh, sw, ph, pw, dh, dw,

@@ -18,7 +18,7 @@ PIVOT_BLOCK = 256
 TILE_M, TILE_N = 64, 64
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["k"])  # k == 1 would otherwise become a constexpr without .to()
 def _pivot_kernel(w_ptr, diag_ptr, sign_ptr, n, k, PIVOT: tl.constexpr, BLOCK: tl.constexpr):
     b = tl.program_id(0).to(tl.int64)
     base = w_ptr + b * n * n

@@ -1,0 +1,97 @@
+"""Who may use the GPU when: many correctness runs at once, or one timing alone.
+
+A timing must own the device: another process's kernels would slow the timed ones. Holding
+every correctness run back until the GPU is free (a reader/writer lock over whole checks) makes
+one slow check stall the pipeline for everyone, since a waiting timing blocks new checks too.
+Instead a timing pauses the running checks at their next case boundary: each such worker
+finishes the GPU work it has queued, acknowledges, and waits for "resume" (kbx.worker.child).
+The trusted judge processes, which run references and comparisons on the same GPU, are stopped
+for the timing too (`quiet`/`wake`, given by the evaluator). Time spent paused does not count
+against a worker's check timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+PAUSE_ACK_TIMEOUT_S = 30.0  # a case longer than this is waited for no further; the timing goes ahead
+
+
+class GpuScheduler:
+    def __init__(self, send: Callable[[str, str], None], pausing: bool,
+                 quiet: Callable[[], None] = lambda: None, wake: Callable[[], None] = lambda: None) -> None:  # fmt: skip
+        self.send = send  # send(job_id, command) to a worker
+        self.pausing = pausing  # on a CPU nothing is timed, so nothing needs pausing
+        self.quiet, self.wake = quiet, wake  # stop and continue the judge processes
+        self.cond = threading.Condition()
+        self.timing_lock = threading.Lock()  # one timing at a time
+        self.checking: set[str] = set()
+        # A worker acknowledges every pause it reads while still running cases, once; counting
+        # both sides keeps a late acknowledgement of an earlier pause from passing for this one.
+        self.pauses_sent: dict[str, int] = {}
+        self.pauses_acked: dict[str, int] = {}
+        self.timing = False
+        self.paused_total_s = 0.0
+
+    def start_check(self, job_id: str) -> None:
+        """Let a worker begin its cases (waiting out a timing in progress)."""
+        with self.cond:
+            self.cond.wait_for(lambda: not self.timing)
+            self.checking.add(job_id)
+            self.send(job_id, "check")
+
+    def end_check(self, job_id: str) -> None:
+        with self.cond:
+            self.checking.discard(job_id)
+            self.pauses_sent.pop(job_id, None)
+            self.pauses_acked.pop(job_id, None)
+            self.cond.notify_all()
+
+    def acknowledged(self, job_id: str) -> None:
+        """A worker reports that it is paused (called from the zygote client's reader thread)."""
+        with self.cond:
+            self.pauses_acked[job_id] = self.pauses_acked.get(job_id, 0) + 1
+            self.cond.notify_all()
+
+    @contextlib.contextmanager
+    def timing_slot(self) -> Iterator[None]:
+        """The GPU alone: running checks paused, judges stopped, no other timing."""
+        with self.timing_lock:
+            started = time.monotonic()
+            with self.cond:
+                self.timing = True
+                paused = set(self.checking) if self.pausing else set()
+                for job_id in paused:
+                    self.pauses_sent[job_id] = self.pauses_sent.get(job_id, 0) + 1
+                    self.send(job_id, "pause")
+            if self.pausing:
+                self.quiet()
+            self._wait_paused(paused)
+            try:
+                yield
+            finally:
+                if self.pausing:
+                    self.wake()
+                for job_id in paused:
+                    self.send(job_id, "resume")
+                with self.cond:
+                    self.timing = False
+                    self.paused_total_s += time.monotonic() - started
+                    self.cond.notify_all()
+
+    def paused_since(self, mark: float) -> float:
+        """Seconds checks were held back since `mark` (a previous `paused_total_s`)."""
+        with self.cond:
+            return self.paused_total_s - mark
+
+    def _wait_paused(self, jobs: set[str]) -> None:
+        deadline = time.monotonic() + PAUSE_ACK_TIMEOUT_S
+        with self.cond:
+            while time.monotonic() < deadline:
+                if all(j not in self.checking or self.pauses_acked.get(j, 0) >= self.pauses_sent.get(j, 0)
+                       for j in jobs):  # fmt: skip
+                    return
+                self.cond.wait(timeout=max(0.0, deadline - time.monotonic()))
