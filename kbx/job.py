@@ -37,6 +37,7 @@ class Job:
     all_tasks: dict[str, TaskInfo]
     method: object
     llm: object = None  # kbx.llm.LLMClient for LLM methods, else None
+    run_id: str = ""  # the MLflow parent run, once `run` has started it
 
     @classmethod
     def prepare(cls, cfg: DictConfig, root: Path) -> Job:
@@ -62,19 +63,22 @@ class Job:
                 log.warning(line)
         return cls(cfg, root, hardware, tasks, all_tasks, method, llm)
 
-    def run(self) -> dict[str, float]:
+    def run(self, tags: dict[str, str] | None = None, on_round_done=None) -> dict[str, float]:
+        """Evaluate, track and summarise. `tags` go on the parent run; `on_round_done(k, correct_rate)`
+        may stop the job early by returning True (see kbx.loop.run_suite). Sets `self.run_id`."""
         from kbx.tracking import Tracker
 
         cfg = self.cfg
         tracker = Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets())
-        parent = tracker.start_parent(self.run_name(), self.params(), {"kbx.method": cfg.method.name})
+        parent = tracker.start_parent(self.run_name(), self.params(), {"kbx.method": cfg.method.name, **(tags or {})})
+        self.run_id = parent
         log.info("MLflow run %s in %s", parent, tracker.uri)
         status = "FAILED"
         try:
             with Evaluator(self.eval_settings()) as evaluator, _Progress() as progress:
                 results = run_suite(self.method, self.tasks, evaluator, cfg.iteration.rounds,
                                     on_round_start=progress.start, on_record=progress.update,
-                                    parallel=self.parallel())  # fmt: skip
+                                    parallel=self.parallel(), on_round_done=on_round_done)  # fmt: skip
                 seeds = {"public_seeds": ",".join(map(str, evaluator.settings.public_seeds)),
                          "secret_seed": evaluator.secret_seed if evaluator.secret_seed is not None else "none"}  # fmt: skip
             tracker.log_params(parent, seeds)  # revealed only once every attempt is judged
@@ -219,6 +223,8 @@ def llm_totals(results) -> dict[str, float]:
               "completion_tokens": float(sum(c.completion_tokens for c in calls))}  # fmt: skip
     if costs:
         totals["cost_usd"] = float(sum(costs))
+    for role in sorted({c.role for c in calls}):
+        totals[f"tokens_{role}"] = float(sum(c.tokens for c in calls if c.role == role))
     return totals
 
 

@@ -64,15 +64,29 @@ def run_suite(
     on_round_start: Callable[[int, int], None] | None = None,
     on_record: Callable[[EvalRecord], None] | None = None,
     parallel: int = 1,
+    on_round_done: Callable[[int, float], bool] | None = None,
 ) -> list[TaskResult]:
     """Run up to `rounds` rounds of `method` over `tasks`, `parallel` tasks at a time.
 
     Every task ends with at least one record. Callbacks are serialised (never called concurrently).
-    The first exception from a task stops the others after their current round and is re-raised.
+    `on_round_done(k, correct_rate)` is called once every task has finished round k, with the share
+    of tasks whose best kernel so far is correct; returning True stops every task after its current
+    round (how a sweep prunes a hopeless trial). The first exception from a task stops the others
+    after their current round and is re-raised.
     """
     results = {t.id: TaskResult(t) for t in tasks}
     notify = threading.Lock()
     stop = threading.Event()
+    finished_round = [0] * rounds  # tasks done with each round
+
+    def round_done(k: int) -> None:
+        with notify:
+            finished_round[k] += 1
+            if on_round_done is None or finished_round[k] != len(tasks):
+                return
+            correct = sum(any(j.record.correct for j in r.judged if j.round <= k) for r in results.values())
+            if on_round_done(k, correct / len(tasks)):
+                stop.set()
 
     def record_done(_i: int, record: EvalRecord) -> None:
         with notify:
@@ -84,14 +98,14 @@ def run_suite(
             if stop.is_set():
                 return
             proposals = method.propose(task, k, result.records)
-            if not proposals:
-                continue
-            attempts = [Attempt(task, p.code, f"round{k}/{p.label}") for p in proposals]
-            if on_round_start:
-                with notify:
-                    on_round_start(k, len(attempts))
-            records = evaluator.evaluate(attempts, on_record=record_done if on_record else None)
-            result.judged += [Judged(k, r, a.code) for a, r in zip(attempts, records, strict=True)]
+            if proposals:
+                attempts = [Attempt(task, p.code, f"round{k}/{p.label}") for p in proposals]
+                if on_round_start:
+                    with notify:
+                        on_round_start(k, len(attempts))
+                records = evaluator.evaluate(attempts, on_record=record_done if on_record else None)
+                result.judged += [Judged(k, r, a.code) for a, r in zip(attempts, records, strict=True)]
+            round_done(k)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         futures = [pool.submit(advance, t) for t in tasks]

@@ -143,6 +143,10 @@ def _llm_metrics(calls: list) -> list:
                   "llm_latency_s": math.fsum(c.latency_s for c in cs)}  # fmt: skip
         if costs:
             values["cost_usd"] = math.fsum(costs)
+        for role in sorted({c.role for c in cs}):  # per agent role: generator, reflector, judge, planner, ...
+            mine = [c for c in cs if c.role == role]
+            values[f"llm_calls_{role}"] = len(mine)
+            values[f"tokens_{role}"] = sum(c.tokens for c in mine)
         metrics += [_metric(key, v, k) for key, v in values.items()]
     return metrics
 

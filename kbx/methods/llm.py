@@ -79,6 +79,18 @@ class LLMMethod:
             st.calls.append(LoggedCall(round_index, call))
         return call
 
+    def judged(self, task_id: str, history: list[EvalRecord]) -> list[tuple[str, str, EvalRecord]]:
+        """(candidate label, code, record) for every judged proposal, in order. Labels are the
+        method's own (`Proposal.label`), recovered from the record's "round<k>/<label>"."""
+        codes = self.state(task_id).proposed
+        return [(r.label.split("/", 1)[-1], code, r) for code, r in zip(codes, history, strict=False)]
+
+    def conversation(self, task: TaskInfo, *parts: str) -> list[dict]:
+        """The one-shot prompt with more sections appended to its user message."""
+        messages = task_messages(task, self.prompt, self.hardware)
+        messages[-1] = {"role": "user", "content": "\n\n".join([messages[-1]["content"], *parts])}
+        return messages
+
     def proposals(self, task: TaskInfo, calls: list[tuple[str, Call | None]]) -> list[Proposal]:
         """Successful calls as proposals (remembering their code for feedback); failed calls drop out."""
         st = self.state(task.id)
@@ -142,21 +154,21 @@ class Iterative(LLMMethod):
         return self.proposals(task, [("refine" if history else "oneshot", call)])
 
 
-def _common(llm, prompt, hardware, budget) -> tuple:
+def common_args(llm, prompt, hardware, budget) -> tuple:
     if llm is None:
         raise MethodError("this method needs an LLM: set llm.model (and llm.api_base for a local server)")
     return (llm, prompt, hardware, budget)
 
 
 def build_oneshot(llm=None, prompt=None, hardware=None, budget=None, name: str = "oneshot") -> OneShot:
-    return OneShot(*_common(llm, prompt, hardware, budget))
+    return OneShot(*common_args(llm, prompt, hardware, budget))
 
 
 def build_best_of_n(llm=None, prompt=None, hardware=None, budget=None, n: int = 4, temperature: float = 0.8,
                     name: str = "best_of_n") -> BestOfN:  # fmt: skip
     if not isinstance(n, int) or n < 1:
         raise MethodError(f"method.n must be a positive integer, got {n!r}")
-    return BestOfN(*_common(llm, prompt, hardware, budget), n=n, temperature=float(temperature))
+    return BestOfN(*common_args(llm, prompt, hardware, budget), n=n, temperature=float(temperature))
 
 
 def build_iterative(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), feedback: str = "E",
@@ -165,5 +177,5 @@ def build_iterative(llm=None, prompt=None, hardware=None, budget=None, public_se
         raise MethodError(f"method.feedback must be one of {', '.join(FEEDBACK_LEVELS)}, got {feedback!r}")
     if history not in HISTORY_MODES:
         raise MethodError(f"method.history must be one of {', '.join(HISTORY_MODES)}, got {history!r}")
-    return Iterative(*_common(llm, prompt, hardware, budget), feedback=feedback, history=history,
+    return Iterative(*common_args(llm, prompt, hardware, budget), feedback=feedback, history=history,
                      stop_when_correct=bool(stop_when_correct), public_seeds=tuple(public_seeds))  # fmt: skip

@@ -1,8 +1,9 @@
 """Run-time instruments installed in the candidate's worker before its code is imported.
 
 - Launch counting: every Triton launch (`kernel[grid](...)`, autotuned or not, compiled or
-  interpreted) goes through `KernelInterface.run` of a JITFunction or InterpretedFunction, so
-  wrapping those two methods counts real launches. An entry that launches none is not a Triton
+  interpreted) goes through `KernelInterface.run` of a JITFunction or InterpretedFunction, and
+  every kernel torch.compile generates through Inductor's `CachingAutotuner.run`, so wrapping
+  those methods counts real launches. An entry that launches none is not a Triton
   kernel, whatever its source says.
 - Ghost mode: the same wrapper can turn every launch into a no-op. If the entry's output does not
   change, the Triton kernel was a decoy and the result came from somewhere else.
@@ -28,6 +29,11 @@ class LaunchCounter:
             classes.append(InterpretedFunction)
         except ImportError:  # interpreter module absent in some builds
             pass
+        import sys
+
+        inductor = sys.modules.get("torch._inductor.runtime.triton_heuristics")  # pre-imported on GPUs
+        if inductor is not None:  # torch.compile's kernels launch through its autotuner, not JITFunction
+            classes.append(inductor.CachingAutotuner)
         for cls in classes:
             cls.run = self._wrap(cls.run)
 

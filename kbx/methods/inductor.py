@@ -1,0 +1,50 @@
+"""method=inductor: no LLM; the Triton code that `torch.compile` (Inductor) generates for the
+task's own PyTorch reference, judged like any other kernel (round 0 only).
+
+The proposal loads the task file and compiles its reference inside the worker, so Inductor's
+generated Triton kernels are what runs, and the worker's launch counter (which also hooks
+Inductor's kernel launcher) sees them. Inductor emits Triton only for CUDA devices: on a CPU it
+would generate C++, which is not a Triton kernel, so the method refuses to run there.
+"""
+
+from __future__ import annotations
+
+from kbx.eval.record import EvalRecord
+from kbx.methods.base import MethodError, Proposal
+from kbx.tasks.spec import TaskInfo
+
+TEMPLATE = '''\
+"""torch.compile (Inductor, mode={mode!r}) of the PyTorch reference of {task_id}."""
+import importlib.util
+
+import torch
+
+_spec = importlib.util.spec_from_file_location("kbx_inductor_task", {path!r})
+_task = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_task)
+{entry} = torch.compile(_task.TASK.reference, mode={mode!r}, dynamic=False)
+'''
+
+
+class InductorMethod:
+    name = "inductor"
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
+        if round_index > 0:
+            return []
+        code = TEMPLATE.format(mode=self.mode, task_id=task.id, path=task.path, entry=task.spec.entry)
+        return [Proposal(code, "inductor")]
+
+
+MODES = ("default", "max-autotune-no-cudagraphs")
+
+
+def build(hardware=None, mode: str = "default", name: str = "inductor") -> InductorMethod:
+    if hardware is not None and hardware.device != "cuda":
+        raise MethodError("method=inductor needs a CUDA GPU: on a CPU torch.compile generates C++, not Triton")
+    if mode not in MODES:
+        raise MethodError(f"method.mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return InductorMethod(mode)
