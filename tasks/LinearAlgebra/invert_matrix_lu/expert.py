@@ -15,7 +15,7 @@ PIVOT_BLOCK = 256
 TILE_M, TILE_N = 64, 64
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["k"])  # k == 1 would otherwise become a constexpr without .to()
 def _pivot_kernel(w_ptr, flag_ptr, n, ld, k, PIVOT: tl.constexpr, BLOCK: tl.constexpr):
     best = k.to(tl.int64)
     best_val = tl.abs(tl.load(w_ptr + k * ld + k))

@@ -54,7 +54,7 @@ def _round_half_even(x):
     return tl.where(d > 0.5, f + 1.0, tl.where(d < 0.5, f, tl.where(f_even, f, f + 1.0)))
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["H", "W", "Ho", "Wo"])  # sizes of 1 would otherwise become constexprs without .to()
 def _grid_sample_kernel(x_ptr, theta_ptr, out_ptr, C, H, W, Ho, Wo,
                         sxn, sxc, sxh, sxw,
                         PAD: tl.constexpr, ALIGN: tl.constexpr, NEAREST: tl.constexpr,

@@ -1,0 +1,118 @@
+"""Expert kernel for Math/polygamma: one elementwise pass in fp32.
+
+n = 0 is digamma (recurrence + asymptotic series); n >= 1 uses psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x), with the
+Hurwitz zeta summed as nine direct terms plus the Euler-Maclaurin remainder (cephes' scheme, which torch uses).
+Inputs are positive here; x <= 0 gives NaN for n >= 1 (inf at non-positive integers).
+"""
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 1024
+
+
+@triton.jit
+def _digamma_pos(x):
+    """psi(x) for x > 0: recurrence psi(x) = psi(x + 1) - 1 / x up to x >= 6, then the asymptotic series."""
+    r = tl.zeros_like(x)
+    for _ in tl.static_range(6):
+        small = x < 6.0
+        r = tl.where(small, r - 1.0 / x, r)
+        x = tl.where(small, x + 1.0, x)
+    inv = 1.0 / x
+    z = inv * inv
+    tail = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132)))))
+    return r + tl.log(x) - 0.5 * inv - tail
+
+
+@triton.jit
+def _digamma(x):
+    """psi(x) for any x: reflection psi(x) = psi(1 - x) - pi / tan(pi x) for x < 0; psi(0) = -inf,
+    NaN at negative integers (as torch)."""
+    neg = x < 0.0
+    y = tl.where(neg, 1.0 - x, tl.where(x == 0.0, 1.0, x))
+    r = _digamma_pos(y)
+    frac = x - tl.floor(x)  # reduce before multiplying by pi, for an accurate cot near large |x|
+    pix = 3.141592653589793 * frac
+    r = tl.where(neg, r - 3.141592653589793 * tl.cos(pix) / tl.sin(pix), r)
+    r = tl.where(neg & (x == tl.floor(x)), float("nan"), r)
+    r = tl.where(x == 0.0, float("-inf"), r)
+    return r
+
+
+@triton.jit
+def _pow_neg(a, x):
+    """a ** -x for a > 0 (the only bases the sum below meets for q > 0)."""
+    return tl.exp2(-x * tl.log2(a))
+
+
+@triton.jit
+def _em_step(s, t, done, x, w, k, ratio):
+    # next Euler-Maclaurin correction: t *= (x + k) (x + k + 1) / w^2 * A[i-1] / A[i]; stop once negligible
+    t = t * ((x + k) * (x + k + 1.0) / (w * w)) * ratio
+    s = tl.where(done, s, s + t)
+    done = done | (tl.abs(t) <= 1e-9 * tl.abs(s))
+    return s, t, done
+
+
+@triton.jit
+def _hurwitz_zeta(x, q):
+    """zeta(x, q) for x > 1, q > 0: nine direct terms, then the Euler-Maclaurin tail (cephes' scheme)."""
+    s = _pow_neg(q, x)
+    a = q
+    b = s
+    for _ in tl.static_range(9):
+        a = a + 1.0
+        b = _pow_neg(a, x)
+        s = s + b
+    w = a
+    s = s + b * w / (x - 1.0) - 0.5 * b
+    t = b * x / (w * 12.0)
+    s = s + t
+    done = tl.abs(t) <= 1e-9 * tl.abs(s)
+    s, t, done = _em_step(s, t, done, x, w, 1.0, -0.016666666666666666)
+    s, t, done = _em_step(s, t, done, x, w, 3.0, -0.023809523809523808)
+    s, t, done = _em_step(s, t, done, x, w, 5.0, -0.025)
+    s, t, done = _em_step(s, t, done, x, w, 7.0, -0.025252525252525252)
+    s, t, done = _em_step(s, t, done, x, w, 9.0, -0.02531135531135531)
+    s, t, done = _em_step(s, t, done, x, w, 11.0, -0.02532561505065123)
+    s, t, done = _em_step(s, t, done, x, w, 13.0, -0.025329131652661065)
+    s, t, done = _em_step(s, t, done, x, w, 15.0, -0.025330005504037485)
+    s, t, done = _em_step(s, t, done, x, w, 17.0, -0.025330223381833928)
+    s, t, done = _em_step(s, t, done, x, w, 19.0, -0.025330277786482926)
+    s, t, done = _em_step(s, t, done, x, w, 21.0, -0.025330291380456792)
+    return s
+
+
+@triton.jit
+def _polygamma_kernel(x_ptr, y_ptr, n, order, factor, DIGAMMA: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0).to(tl.float32)
+    if DIGAMMA:
+        y = _digamma(x)
+    else:
+        s = tl.zeros_like(x) + order + 1.0
+        z = _hurwitz_zeta(s, tl.where(x > 0.0, x, 1.0))
+        y = factor * z
+        y = tl.where(x > 0.0, y, float("nan"))
+        y = tl.where((x <= 0.0) & (x == tl.floor(x)), float("inf"), y)
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def polygamma(n, input, *, out=None):
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    x = torch.as_tensor(input).contiguous()
+    y = torch.empty_like(x)
+    numel = x.numel()
+    if numel:
+        factor = float((-1) ** (n + 1) * math.factorial(n))
+        _polygamma_kernel[(triton.cdiv(numel, BLOCK),)](x, y, numel, float(n), factor, DIGAMMA=n == 0, BLOCK=BLOCK,
+                                                        num_warps=4)
+    if out is not None:
+        out.copy_(y)
+    return y

@@ -1,0 +1,35 @@
+"""Expert kernel for Math/trunc: one streaming pass rounding toward zero (sign of zero kept)."""
+
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 4096
+
+
+@triton.jit
+def _trunc_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    y = tl.where(x < 0, tl.ceil(x), tl.floor(x))
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def _launch(x, y):
+    n = x.numel()
+    if n:
+        _trunc_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK, num_warps=8)
+
+
+def trunc(input: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    x = input.contiguous()
+    if out is not None and out.is_contiguous() and out.shape == x.shape and out.dtype == x.dtype:
+        _launch(x, out)
+        return out
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    _launch(x, y)
+    if out is not None:
+        out.resize_(y.shape).copy_(y)
+        return out
+    return y

@@ -1,0 +1,79 @@
+"""MatrixMultiply/matrix_multiply_symmetric: C1 = alpha*A@B + beta*C, then alpha*C1@C1^T + beta*C1.
+
+kbx departures: the fp32 tolerance allows TF32 tl.dot (rms term); perf shapes are fp32 instead of
+fp16, because with upstream's uniform [0, 1) inputs C1 @ C1^T overflows fp16 from n = 128 on.
+"""
+
+import torch
+
+from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
+from kbx.tasks.inputs import literal, rand_tensor
+
+
+def reference(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor, alpha: float, beta: float) -> torch.Tensor:
+    c1 = alpha * torch.matmul(A, B) + beta * C
+    return alpha * torch.matmul(c1, c1.t()) + beta * c1
+
+
+def make_inputs(params, gen, device) -> Call:
+    if "A" in params:
+        a, b, c = (literal(params[k], "float32", device) for k in ("A", "B", "C"))
+    else:
+        n, m, p = params["nmp"]
+        mode = params["mode"]
+        a = rand_tensor((n, m), "float32", mode, gen, device)
+        b = rand_tensor((m, p), "float32", mode, gen, device)
+        c = rand_tensor((n, p), "float32", mode, gen, device)
+    return Call((a, b, c, params["alpha"], params["beta"]))
+
+
+def _flops(A, B, C, alpha, beta):
+    n, m = A.shape
+    p = B.shape[1]
+    return 2.0 * n * m * p + 2.0 * n * n * p + 3.0 * n * p + 3.0 * n * n
+
+
+def _bytes(A, B, C, alpha, beta):
+    n, m = A.shape
+    p = B.shape[1]
+    return float((n * m + m * p + n * p + n * n) * A.element_size())
+
+
+_A = [[1.0, 2.0], [3.0, 4.0]]
+_B = [[0.5, -1.0], [1.5, 2.0]]
+_I2 = [[1.0, 0.0], [0.0, 1.0]]
+_I3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+_Z2 = [[0.0, 0.0], [0.0, 0.0]]
+
+TASK = Task(
+    entry="matrix_multiply_symmetric",
+    dtypes=("float32",),
+    signature=(
+        "matrix_multiply_symmetric(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor, alpha: float, "
+        "beta: float) -> torch.Tensor"
+    ),
+    description=(
+        "For fp32 A (n, m), B (m, n) and C (n, n): C1 = alpha * (A @ B) + beta * C, then return "
+        "alpha * (C1 @ C1^T) + beta * C1, an fp32 (n, n) matrix. C is not modified."
+    ),
+    reference=reference,
+    make_inputs=make_inputs,
+    cases=[
+        Case("fixed_2x2", FIXED, {"A": _A, "B": _B, "C": _I2, "alpha": 2.0, "beta": 0.5}),
+        Case("fixed_identity3", FIXED, {"A": _I3, "B": _I3, "C": _I3, "alpha": 1.0, "beta": 1.0}),
+        Case("fixed_zeros", FIXED, {"A": _Z2, "B": _Z2, "C": _Z2, "alpha": 1.0, "beta": 1.0}),
+        Case("fixed_2x2_alpha0.5_beta2", FIXED, {"A": _A, "B": _B, "C": _I2, "alpha": 0.5, "beta": 2.0}),
+        Case("standard_32x64", STANDARD, {"nmp": (32, 64, 32), "mode": "standard", "alpha": 1.0, "beta": 0.5}),
+        Case("standard_64x32", STANDARD, {"nmp": (64, 32, 64), "mode": "standard", "alpha": 1.0, "beta": 0.5}),
+        Case("outlier_32x64", OUTLIER, {"nmp": (32, 64, 32), "mode": "outlier", "alpha": 1.0, "beta": 0.5}),
+        Case("outlier_64x32", OUTLIER, {"nmp": (64, 32, 64), "mode": "outlier", "alpha": 1.0, "beta": 0.5}),
+    ],
+    perf=[
+        Case(f"square_{n}", PERF, {"nmp": (n, n, n), "mode": "uniform", "alpha": 1.0, "beta": 0.5})
+        for n in (1024, 2048, 4096, 6144)
+    ],
+    flops=_flops,
+    bytes=_bytes,
+    tolerance=matmul_tolerance(),
+    notes="fp32 tolerance allows TF32 tl.dot (rms term); fp32 perf shapes (fp16 overflows on upstream's inputs).",
+)
