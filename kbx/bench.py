@@ -1,4 +1,5 @@
 """`python -m kbx.bench eval`: how fast and how repeatable the evaluator is, on this machine.
+(`python -m kbx.bench llm`: whether generation overlaps evaluation; see kbx.bench_llm.)
 
 Judges every expert kernel (the full pipeline: worker, judge, timing) in `--runs` separate
 evaluator instances and reports: (a) wall time per kernel and the split by stage, projected to the
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import threading
@@ -26,13 +28,30 @@ HEARTBEAT_S = 20.0
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
-    parser.add_argument("what", choices=["eval"])
+    parser.add_argument("what", choices=["eval", "llm", "table"],
+                        help="eval: the evaluator; llm: generation/evaluation overlap; "
+                             "table: expert speedups over eager from an eval --json file")  # fmt: skip
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--category", default="all")
     parser.add_argument("--task", action="append", default=[])
     parser.add_argument("--json", dest="json_out", default="")
+    parser.add_argument("--tasks", type=int, default=8, help="llm: tasks (with expert kernels) to run")
+    parser.add_argument("--latency", type=float, default=2.0, help="llm: seconds per completion")
+    parser.add_argument("--concurrency", type=int, default=4, help="llm: llm.concurrency")
+    parser.add_argument("--rounds", type=int, default=2, help="llm: refinement rounds")
     args = parser.parse_args(argv)
+    if args.what == "table":
+        print(expert_table(json.loads(Path(args.json_out).read_text())))
+        return 0
+    if args.what == "llm":
+        from kbx.bench_llm import bench_llm, format_llm_report
+
+        report = bench_llm(args.tasks, args.latency, args.concurrency, args.workers, args.rounds)
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(report, indent=1))
+        print(format_llm_report(report))
+        return 0
     report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out)
     print(format_report(report))
     return 0
@@ -47,7 +66,7 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
     from kbx.tasks import discover, select
 
-    tasks = [t for t in select(discover(), task_ids, category) if t.expert_path]
+    tasks = interleave_categories([t for t in select(discover(), task_ids, category) if t.expert_path])
     device = "cuda" if torch.cuda.is_available() else "cpu"
     gpus = hw.detect_gpus()
     attempts = [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]
@@ -90,6 +109,15 @@ def _heartbeat(ev) -> threading.Event:
 
     threading.Thread(target=beat, daemon=True).start()
     return stop
+
+
+def interleave_categories(tasks: list) -> list:
+    """One task of each category in turn, so a benchmark cut short still covers every category."""
+    by_category: dict[str, list] = {}
+    for t in sorted(tasks, key=lambda t: t.id):
+        by_category.setdefault(t.category, []).append(t)
+    queues = list(by_category.values())
+    return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
 
 def copy_bandwidth_gbps() -> float:
@@ -161,6 +189,29 @@ def bandwidth_fraction(records: list[dict], copy_gbps: float, ridge: float) -> d
         return {"tasks": 0}
     return {"tasks": len(per_task), "copy_gbps": copy_gbps, "median_fraction": statistics.median(per_task.values()),
             "per_task": per_task}  # fmt: skip
+
+
+def expert_table(report: dict) -> str:
+    """Markdown: each expert's speedup over eager (geometric mean over its perf shapes), then per
+    category the geometric mean and the share slower than eager; from the first (or partial) run."""
+    records = report["runs"][0]["records"] if report.get("runs") else report["partial"]["records"]
+    timed = [r for r in records if r["status"] == "ok" and r["speedup"]]
+    lines = ["| task | status | speedup over eager |", "|---|---|---|"]
+    lines += [f"| {r['task']} | {r['status']} | {_speedup_cell(r) if r in timed else '-'} |"
+              for r in sorted(records, key=lambda r: r["task"])]  # fmt: skip
+    by_category: dict[str, list[float]] = {}
+    for r in timed:
+        by_category.setdefault(r["task"].split("/")[0], []).append(r["speedup"])
+    lines += ["", "| category | timed experts | geomean speedup | slower than eager |", "|---|---|---|---|"]
+    for category, values in sorted(by_category.items()) + [("all", [r["speedup"] for r in timed])]:
+        geo = math.exp(statistics.fmean(math.log(v) for v in values))
+        slower = sum(v < 1.0 for v in values)
+        lines.append(f"| {category} | {len(values)} | {geo:.2f}x | {slower} ({slower / len(values):.0%}) |")
+    return "\n".join(lines)
+
+
+def _speedup_cell(record: dict) -> str:
+    return f"{record['speedup']:.2f}x"
 
 
 def _statuses(records: list[dict]) -> dict:

@@ -1,22 +1,18 @@
-"""A scripted OpenAI-compatible chat server on 127.0.0.1 for tests (standard library only).
-
-`ScriptedServer(answer)` serves POST /v1/chat/completions; `answer(messages, n)` returns the reply
-text for the n-th request (0-based), or an int HTTP status to fail that request. Every request's
-messages, Authorization header and body are kept in `requests` for assertions.
-"""
+"""Scripts for kbx's scripted OpenAI-compatible server (kbx.llm.scripted), used by the LLM tests."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kbx.llm.scripted import ScriptedServer as _Server
+
 REPO = Path(__file__).resolve().parents[1]
 ERROR_MARK = "tl.lod"  # appears in the fed-back error text once the failure is reported
+REFLECTION = "Reflection: tl.lod is a typo for tl.load."
 
 
 def expert(task_id: str) -> str:
@@ -50,67 +46,40 @@ def fix_after_error(messages: list[dict], n: int) -> str | int:
     return fenced(broken(found.group(1)))
 
 
-class ScriptedServer:
+def roles_script(fail_first_judge: bool = False):
+    """Answers by role: judges score, reflectors reflect, the test writer writes a test, planners
+    plan with anchors; every kernel-writing role answers for the task in the prompt with its broken
+    kernel until the evaluator's error text is in the prompt, then with the working one."""
+    state = {"judged": 0}
+
+    def answer(messages, n):
+        last = messages[-1]["content"]
+        if "Reply with the word ok" in last:
+            return "ok"
+        if "Score it from 0 to 1" in last:
+            state["judged"] += 1
+            if fail_first_judge and state["judged"] == 1:
+                return 500
+            return json.dumps({"fusion": 0.5, "memory access": 2.0, "occupancy": -1})
+        if "Reflect:" in last:
+            return REFLECTION
+        if "write a pytest test" in last:
+            return fenced("def test_add():\n    assert True\n")
+        found = re.search(r"^Task (\S+/\S+)\.$", last, re.MULTILINE)
+        task_id = found.group(1) if found else "Math/add"
+        if "Plan ONE transformation" in last:
+            return "Plan: one program per 1024 elements.\n" + fenced(f"# EDIT BEGIN\n{expert(task_id)}# EDIT END\n")
+        error_seen = "Evaluation:" in last and ERROR_MARK in last
+        return fenced(expert(task_id) if error_seen else broken(task_id))
+
+    return answer
+
+
+class ScriptedServer(_Server):
+    """The scripted server, answering `fix_after_error` unless told otherwise."""
+
     def __init__(self, answer: Callable[[list[dict], int], str | int] = fix_after_error, latency_s: float = 0.0):
-        self.answer, self.latency_s = answer, latency_s
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):  # quiet
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                with server.lock:
-                    n = len(server.requests)
-                    server.requests.append({"path": self.path, "auth": self.headers.get("Authorization", ""),
-                                            "body": body, "messages": body.get("messages", [])})  # fmt: skip
-                if server.latency_s:
-                    time.sleep(server.latency_s)
-                if not self.path.endswith("/chat/completions"):
-                    return self._send(404, {"error": {"message": "not found"}})
-                reply = server.answer(body.get("messages", []), n)
-                if isinstance(reply, int):
-                    error = {"message": f"scripted failure {reply}", "type": "server_error"}
-                    return self._send(reply, {"error": error})
-                prompt_tokens = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
-                self._send(200, {
-                    "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model", "x"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply}}],
-                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(reply.split()),
-                              "total_tokens": prompt_tokens + len(reply.split())},
-                })  # fmt: skip
-
-            def _send(self, status: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> ScriptedServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def chat_requests(self) -> list[dict]:
-        """Requests other than the preflight ping."""
-        return [r for r in self.requests if "Reply with the word ok" not in r["messages"][-1]["content"]]
+        super().__init__(answer, latency_s)
 
 
 if __name__ == "__main__":  # manual use: python tests/llm_server.py  (serves until interrupted)

@@ -1,13 +1,7 @@
-"""GEAK, KernelAgent and STARK against a scripted server, with the real evaluator on CPU.
-
-The script answers by role: judges score, reflectors reflect, the test writer writes a test,
-planners plan with anchors; every kernel-writing role answers with a broken kernel (a misspelt
-tl.load) until the evaluator's error text for it is in the prompt, then with the working kernel.
-"""
+"""GEAK, KernelAgent and STARK against a scripted server (`roles_script`), with the real
+evaluator on CPU."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
@@ -16,35 +10,10 @@ from kbx.loop import run_suite
 from kbx.methods.geak import build_geak, judge_score
 from kbx.methods.kernelagent import banned_calls, build_kernelagent
 from kbx.methods.stark import build_stark
-from tests.llm_server import BROKEN_ADD, ERROR_MARK, EXPERT_ADD, ScriptedServer, fenced
+from tests.llm_server import ERROR_MARK, REFLECTION, ScriptedServer, roles_script
 from tests.test_llm import ADD, client, context
 
 pytestmark = pytest.mark.e2e
-REFLECTION = "Reflection: tl.lod is a typo for tl.load."
-
-
-def roles_script(fail_first_judge: bool = False):
-    state = {"judged": 0}
-
-    def answer(messages, n):
-        last = messages[-1]["content"]
-        if "Reply with the word ok" in last:
-            return "ok"
-        if "Score it from 0 to 1" in last:
-            state["judged"] += 1
-            if fail_first_judge and state["judged"] == 1:
-                return 500
-            return json.dumps({"fusion": 0.5, "memory access": 2.0, "occupancy": -1})
-        if "Reflect:" in last:
-            return REFLECTION
-        if "write a pytest test" in last:
-            return fenced("def test_add():\n    assert True\n")
-        if "Plan ONE transformation" in last:
-            return "Plan: one program per 1024 elements.\n" + fenced(f"# EDIT BEGIN\n{EXPERT_ADD}# EDIT END\n")
-        error_seen = "Evaluation:" in last and ERROR_MARK in last
-        return fenced(EXPERT_ADD if error_seen else BROKEN_ADD)
-
-    return answer
 
 
 @pytest.fixture(scope="module")

@@ -44,3 +44,29 @@ def test_oneshot_and_iterative_against_a_scripted_server(kbx_cli, tmp_path):
     files = [p for p in tmp_path.rglob("*") if p.is_file() and "multirun" not in p.parts]
     assert any(p.name == "config.yaml" for p in files) and any("llm" in p.parts for p in files)
     assert not [p for p in files if KEY.encode() in p.read_bytes()]
+
+
+def test_agent_methods_from_the_cli_log_calls_per_role(kbx_cli, tmp_path):
+    import mlflow
+
+    from tests.llm_server import roles_script
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    with ScriptedServer(roles_script()) as srv:
+        code, out, err = kbx_cli(
+            "kbx.run", "-m", "method=geak,kernelagent,stark", "task=Math/add", "hardware=cpu", "iteration.rounds=2",
+            "llm.model=openai/x", f"llm.api_base={srv.base}", "llm.api_key=sk-x", f"llm.cache_dir={tmp_path}/cache",
+            "eval.secret_seed=false", "experiment=agents", f"tracking_uri={uri}", f"hydra.sweep.dir={tmp_path}/multirun",
+        )  # fmt: skip
+    assert code == 0, err[-3000:]
+    mlflow.set_tracking_uri(uri)
+    runs = mlflow.search_runs(experiment_names=["agents"])
+    tasks = runs[runs["tags.kbx.role"] == "task"].set_index("tags.kbx.method")
+    # GEAK and KernelAgent fixed the broken first kernels from the fed-back error (STARK's epsilon-greedy
+    # choice at round 1 may explore the root instead of debugging: tests/test_agents.py pins epsilon)
+    assert (tasks.loc[["geak", "kernelagent"], "metrics.best_correct"] == 1.0).all()
+    assert tasks.loc["geak", "metrics.llm_calls_reflector"] == 4.0  # round 1: one reflection per candidate
+    assert tasks.loc["kernelagent", "metrics.llm_calls_test_writer"] == 1.0  # round 0: the test call
+    assert tasks.loc["stark", "metrics.llm_calls_planner"] == 1.0 and tasks.loc["stark", "metrics.attempts"] >= 1
+    jobs = runs[runs["tags.kbx.role"] == "job"].set_index("params.method")
+    assert jobs.loc["geak", "metrics.tokens_judge"] > 0 and jobs.loc["stark", "metrics.tokens_planner"] > 0

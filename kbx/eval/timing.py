@@ -38,7 +38,7 @@ def _gpu_telemetry(index: int) -> telemetry.Telemetry:
 
 
 def time_perf_shapes(entry, info, device: str, policy: dict) -> tuple[list[dict], dict]:
-    """Candidate side: time every perf shape; (rows, each shape's last timed output on the CPU).
+    """Candidate side: time every perf shape; (rows, a private copy of each shape's last timed output).
 
     The caller saves the outputs for the judge after reporting the rows, so writing hundreds of
     MB to a file does not hold the GPU that the next timing is waiting for."""
@@ -52,7 +52,7 @@ def time_perf_shapes(entry, info, device: str, policy: dict) -> tuple[list[dict]
             row["last_seed"] = pol.seed
             last = with_state(entry(*call.args, **call.kwargs), call.args, call.kwargs)
         if row["ok"]:
-            outputs[case.name] = {"seed": row["last_seed"], "output": to_plain(last)}
+            outputs[case.name] = {"seed": row["last_seed"], "output": to_plain(last, device)}  # copied off the GPU later
         else:
             break  # a failed shape fails the attempt; timing more shapes adds nothing
     return rows, outputs

@@ -120,9 +120,7 @@ class LLMClient:
             if s.cache == "replay":
                 raise LLMError(f"llm.cache=replay: no stored response for this prompt (key {key[:16]}) "
                                f"in {self.cache_dir}; record it first with llm.cache=record or auto")  # fmt: skip
-        started = time.perf_counter()
-        text, usage, cost, error = self._call_with_retries(messages, params)
-        latency = time.perf_counter() - started
+        text, usage, cost, error, latency = self._call_with_retries(messages, params)
         call = Call(role, sample, frozen, text, usage[0], usage[1], cost, latency, False, error, key)
         if not error and s.cache in ("record", "auto"):
             self._store(key, {"model": s.model, "params": params, "sample": sample, "messages": messages,
@@ -143,24 +141,30 @@ class LLMClient:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _call_with_retries(self, messages: list[dict], params: dict) -> tuple[str, tuple[int, int], float, str]:
+    def _call_with_retries(self, messages: list[dict], params: dict) -> tuple[str, tuple[int, int], float, str, float]:
+        """(text, (prompt, completion) tokens, cost, error, latency): latency is the time spent at the
+        provider over all tries, not the wait for a concurrency slot."""
         s = self.settings
-        error = ""
+        error, latency = "", 0.0
         for attempt in range(s.retries + 1):
             if attempt:
                 time.sleep(s.backoff_s * 2 ** (attempt - 1))
             try:
                 with self.slots:
-                    response = self._litellm_call(messages, params, num_retries=0)
+                    started = time.perf_counter()
+                    try:
+                        response = self._litellm_call(messages, params, num_retries=0)
+                    finally:
+                        latency += time.perf_counter() - started
                 text = response.choices[0].message.content or ""
                 usage = getattr(response, "usage", None)
                 tokens = (int(getattr(usage, "prompt_tokens", 0) or 0),
                           int(getattr(usage, "completion_tokens", 0) or 0))  # fmt: skip
-                return text, tokens, self._cost(response), ""
+                return text, tokens, self._cost(response), "", latency
             except Exception as exc:  # noqa: BLE001 - a provider error must not stop the run
                 error = self._describe(exc)
                 log.warning("LLM call failed (try %d of %d): %s", attempt + 1, s.retries + 1, error)
-        return "", (0, 0), math.nan, error
+        return "", (0, 0), math.nan, error, latency
 
     def _litellm_call(self, messages: list[dict], params: dict, num_retries: int):
         s = self.settings

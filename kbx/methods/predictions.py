@@ -45,8 +45,10 @@ def task_id_of(record: dict) -> str:
 def read_predictions(path: str | Path) -> list[PredictionLine]:
     """Parse and validate every line; raises MethodError on the first malformed one."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():  # a pipe (`<(...)`) counts: only the lines matter
         raise MethodError(f"predictions file not found: {path}")
+    if path.is_dir():
+        raise MethodError(f"predictions path is a directory, not a JSONL file: {path}")
     lines = []
     with open(path, encoding="utf-8") as f:
         for number, text in enumerate(f, start=1):
