@@ -20,7 +20,7 @@ import os
 import sys
 import traceback
 
-MAX_CACHED_TASKS = 8  # reference outputs of this many tasks stay cached (LRU)
+MAX_CACHED_TASKS = 4  # reference outputs of this many tasks stay cached (LRU), per judge process
 
 
 class Judge:
