@@ -80,6 +80,8 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
 
         def progress(i, r, k=k, started=started, done=done):
             why = f"  ({r.reason[:150]})" if r.status.value != "ok" else ""
+            if r.status.value == "crashed" and r.output_tail:
+                why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
             print(f"run {k} +{time.perf_counter() - started:6.1f}s {r.task:40s} {r.status.value:14s} "
                   f"check {r.check_s:5.2f}s judge {r.judge_s:5.2f}s time {r.time_s:5.2f}s{why}", flush=True)  # fmt: skip
             done.append(r.to_dict())

@@ -120,9 +120,11 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
         if not yield_to_timing(control_fd, reporter, device):
             return
         poison_cuda_allocator(device)
+        counter.install()  # picks up launchers the candidate has imported since (Inductor's)
         results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
     if not yield_to_timing(control_fd, reporter, device):
         return
+    counter.install()
     ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
     reporter.send(event="checked", stage_status="ran", error_type="", message="", compile_s=compile_s,

@@ -18,8 +18,12 @@ class LaunchCounter:
     def __init__(self) -> None:
         self.launches = 0
         self.ghost = False
+        self.wrapped: set[type] = set()
 
     def install(self) -> None:
+        """Wrap every launch path loaded so far; called again before each case, because Inductor's
+        launcher module is imported only once a candidate calls torch.compile (importing it up
+        front would initialise CUDA in the zygote, which no forked child could then use)."""
         from triton.runtime.jit import JITFunction
 
         classes = [JITFunction]
@@ -31,11 +35,13 @@ class LaunchCounter:
             pass
         import sys
 
-        inductor = sys.modules.get("torch._inductor.runtime.triton_heuristics")  # pre-imported on GPUs
+        inductor = sys.modules.get("torch._inductor.runtime.triton_heuristics")
         if inductor is not None:  # torch.compile's kernels launch through its autotuner, not JITFunction
             classes.append(inductor.CachingAutotuner)
         for cls in classes:
-            cls.run = self._wrap(cls.run)
+            if cls not in self.wrapped:
+                cls.run = self._wrap(cls.run)
+                self.wrapped.add(cls)
 
     def _wrap(self, original):
         counter = self

@@ -187,11 +187,6 @@ def main() -> None:
     import kbx.tasks  # noqa: F401
     import kbx.worker.child  # noqa: F401
 
-    if os.environ.get("KBX_DEVICE", "cpu").startswith("cuda"):
-        # torch.compile'd candidates (method=inductor) launch through this module; importing it
-        # here lets the launch counter hook it in every child (kbx.worker.instrument).
-        import torch._inductor.runtime.triton_heuristics  # noqa: F401
-
     Zygote(protocol_fd).serve()
 
 
