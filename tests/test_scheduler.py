@@ -87,18 +87,40 @@ def test_time_spent_paused_is_counted():
     assert gpu.paused_since(mark) >= 0.1
 
 
-def test_judges_are_stopped_for_exactly_the_timing():
+def test_a_timing_waits_for_judge_comparisons_and_holds_new_ones_back():
+    workers, gpu = make()
     events = []
-    gpu = GpuScheduler(lambda job, command: None, pausing=True, quiet=lambda: events.append("quiet"),
-                       wake=lambda: events.append("wake"))  # fmt: skip
-    with gpu.timing_slot():
-        events.append("timing")
-    assert events == ["quiet", "timing", "wake"]
+    comparing = threading.Event()
+
+    def compare(name, hold=0.0):
+        with gpu.judge_slot():
+            events.append(f"{name} in")
+            comparing.set()
+            time.sleep(hold)
+            events.append(f"{name} out")
+
+    first = threading.Thread(target=compare, args=("a", 0.3))
+    first.start()
+    assert comparing.wait(2)
+
+    def time_it():
+        with gpu.timing_slot():
+            events.append("timing")
+            time.sleep(0.2)
+
+    timer = threading.Thread(target=time_it)
+    timer.start()
+    time.sleep(0.1)
+    second = threading.Thread(target=compare, args=("b",))
+    second.start()
+    for t in (first, timer, second):
+        t.join(5)
+    assert events == ["a in", "a out", "timing", "b in", "b out"]
 
 
 def test_nothing_is_paused_on_a_cpu():
     events = []
-    gpu = GpuScheduler(lambda job, command: events.append(command), pausing=False, quiet=lambda: events.append("quiet"))
+    gpu = GpuScheduler(lambda job, command: events.append(command), pausing=False)
     gpu.start_check("a")
     with gpu.timing_slot():
         pass

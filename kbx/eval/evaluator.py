@@ -3,7 +3,7 @@
 Every method, the CLI, `kbx.evaluate` and the benchmarks go through `Evaluator.evaluate`.
 Per device there is one zygote (forks a fresh worker per attempt), a pool of judges (references
 and verdicts) and a timer (the eager baselines). Attempts run concurrently up to `EvalSettings.workers`; a timing on a GPU has the
-device to itself: other workers' cases pause and the judges stop (kbx.eval.scheduler).
+device to itself: other workers' cases pause and judge comparisons wait (kbx.eval.scheduler).
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ SECRET_SEED_BITS = 31
 SHM_DIR = "/dev/shm"
 SHM_MIN_FREE_BYTES = 16 * 2**30  # perf-shape outputs of a few concurrent workers must fit
 JUDGES_GPU = 4  # judge processes on a GPU machine: verdicts in parallel with the timings
-JUDGE_DRAIN_S = 0.05  # after stopping the judges, time for GPU work they queued to finish
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,8 +93,7 @@ class Evaluator:
         self.zygote = ZygoteClient(env, self.workdir / "zygote.log")
         self.judges = JudgePool(env, self.workdir, s.judges or (JUDGES_GPU if s.on_gpu else 1))
         self.timer = JudgeClient(env, self.workdir / "timer.log")  # baselines, so verdicts never wait on them
-        self.gpu = GpuScheduler(self.zygote.send, pausing=s.on_gpu, quiet=self._quiet_judges,
-                                wake=lambda: self.judges.signal(signal.SIGCONT))  # fmt: skip
+        self.gpu = GpuScheduler(self.zygote.send, pausing=s.on_gpu)
         self.zygote.on_paused = self.gpu.acknowledged
         self.baselines: dict[str, list[dict]] = {}
         self.baseline_lock = threading.Lock()
@@ -130,11 +128,6 @@ class Evaluator:
                 if on_record:
                     on_record(i, records[i])
         return records  # type: ignore[return-value]
-
-    def _quiet_judges(self) -> None:
-        """Stop the judges, then give GPU work they had already queued time to finish."""
-        self.judges.signal(signal.SIGSTOP)
-        time.sleep(JUDGE_DRAIN_S)
 
     def in_flight(self) -> list[tuple[str, str, float]]:
         """(task, phase, seconds in it) for every attempt under way: where a slow run is stuck."""
@@ -255,8 +248,11 @@ class _Run:
     def _judge(self, request: dict) -> dict:
         started = time.perf_counter()
         self._phase(f"judge {request['op']}")
+        timeout = self.ev.settings.judge_timeout_s
         with self.ev.judges.lease() as judge:
-            reply = judge.request(request, self.ev.settings.judge_timeout_s)
+            loaded = judge.request({"op": "load", "outputs": request["outputs"]}, timeout)  # CPU only
+            with self.ev.gpu.judge_slot():
+                reply = loaded if "error" in loaded else judge.request(request, timeout)
         self.judge_s += time.perf_counter() - started
         return reply
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -147,7 +145,7 @@ class JudgeClient(_WorkerProcess):
 
 class JudgePool:
     """Several judge processes, so one slow verdict (a large stochastic check) does not hold up the
-    rest. A lease hands out an idle one; `signal` stops or continues them all around a timing."""
+    rest. A lease hands out an idle one."""
 
     def __init__(self, env_extra: dict[str, str], log_dir: Path, size: int) -> None:
         self.clients = [JudgeClient(env_extra, log_dir / f"judge{i}.log") for i in range(max(1, size))]
@@ -163,14 +161,6 @@ class JudgePool:
         finally:
             self.idle.put(client)
 
-    def signal(self, sig: int) -> None:
-        for client in self.clients:
-            proc = client.proc
-            if proc is not None and proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, sig)
-
     def close(self) -> None:
-        self.signal(signal.SIGCONT)
         for client in self.clients:
             client.close()

@@ -5,9 +5,11 @@ every correctness run back until the GPU is free (a reader/writer lock over whol
 one slow check stall the pipeline for everyone, since a waiting timing blocks new checks too.
 Instead a timing pauses the running checks at their next case boundary: each such worker
 finishes the GPU work it has queued, acknowledges, and waits for "resume" (kbx.worker.child).
-The trusted judge processes, which run references and comparisons on the same GPU, are stopped
-for the timing too (`quiet`/`wake`, given by the evaluator). Time spent paused does not count
-against a worker's check timeout.
+Judge comparisons (references and comparisons on the same GPU, short) hold a shared slot that a
+timing waits out and that new comparisons cannot take while a timing waits or runs. Stopping the
+judges instead (SIGSTOP) starved them on an H100: with a dozen workers, timings ran back to back
+and verdicts waited 100 s. Reading a worker's outputs file needs no slot. Time spent paused does
+not count against a worker's check timeout.
 """
 
 from __future__ import annotations
@@ -21,12 +23,11 @@ PAUSE_ACK_TIMEOUT_S = 30.0  # a case longer than this is waited for no further; 
 
 
 class GpuScheduler:
-    def __init__(self, send: Callable[[str, str], None], pausing: bool,
-                 quiet: Callable[[], None] = lambda: None, wake: Callable[[], None] = lambda: None) -> None:  # fmt: skip
+    def __init__(self, send: Callable[[str, str], None], pausing: bool) -> None:
         self.send = send  # send(job_id, command) to a worker
         self.pausing = pausing  # on a CPU nothing is timed, so nothing needs pausing
-        self.quiet, self.wake = quiet, wake  # stop and continue the judge processes
         self.cond = threading.Condition()
+        self.judging = 0  # judge comparisons in progress
         self.timing_lock = threading.Lock()  # one timing at a time
         self.checking: set[str] = set()
         # A worker acknowledges every pause it reads while still running cases, once; counting
@@ -57,8 +58,21 @@ class GpuScheduler:
             self.cond.notify_all()
 
     @contextlib.contextmanager
+    def judge_slot(self) -> Iterator[None]:
+        """A judge comparison: alongside checks and other comparisons, never during a timing."""
+        with self.cond:
+            self.cond.wait_for(lambda: not self.timing)
+            self.judging += 1
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.judging -= 1
+                self.cond.notify_all()
+
+    @contextlib.contextmanager
     def timing_slot(self) -> Iterator[None]:
-        """The GPU alone: running checks paused, judges stopped, no other timing."""
+        """The GPU alone: running checks paused, no judge comparison, no other timing."""
         with self.timing_lock:
             started = time.monotonic()
             with self.cond:
@@ -67,14 +81,10 @@ class GpuScheduler:
                 for job_id in paused:
                     self.pauses_sent[job_id] = self.pauses_sent.get(job_id, 0) + 1
                     self.send(job_id, "pause")
-            if self.pausing:
-                self.quiet()
             self._wait_paused(paused)
             try:
                 yield
             finally:
-                if self.pausing:
-                    self.wake()
                 for job_id in paused:
                     self.send(job_id, "resume")
                 with self.cond:
@@ -91,7 +101,8 @@ class GpuScheduler:
         deadline = time.monotonic() + PAUSE_ACK_TIMEOUT_S
         with self.cond:
             while time.monotonic() < deadline:
-                if all(j not in self.checking or self.pauses_acked.get(j, 0) >= self.pauses_sent.get(j, 0)
-                       for j in jobs):  # fmt: skip
+                if self.judging == 0 and all(j not in self.checking or
+                                             self.pauses_acked.get(j, 0) >= self.pauses_sent.get(j, 0)
+                                             for j in jobs):  # fmt: skip
                     return
                 self.cond.wait(timeout=max(0.0, deadline - time.monotonic()))

@@ -99,10 +99,17 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
     if read_command(control_fd) != "check":  # the driver says when this worker may use the GPU
         return
     plan = [(c, s) for c in info.all_cases() if c.name in set(job["cases"]) for s in job["seeds"][c.name]]
-    calls = [(case, seed, spec.make_inputs(case.params, make_generator(seed, device), device)) for case, seed in plan]
     ghost_seed = int(job["ghost_seed"])
-    ghost_calls = {c.name: (ghost_seed, spec.make_inputs(c.params, make_generator(ghost_seed, device), device))
-                   for c in spec.cases if c.kind != FIXED and c.name in set(job["cases"])}  # fmt: skip
+    try:
+        calls = [(case, seed, spec.make_inputs(case.params, make_generator(seed, device), device))
+                 for case, seed in plan]  # fmt: skip
+        ghost_calls = {c.name: (ghost_seed, spec.make_inputs(c.params, make_generator(ghost_seed, device), device))
+                       for c in spec.cases if c.kind != FIXED and c.name in set(job["cases"])}  # fmt: skip
+    except torch.OutOfMemoryError as exc:  # before any candidate code: the GPU is shared, not the kernel's fault
+        reporter.send(event="checked", stage_status="out_of_memory", error_type="OutOfMemoryError",
+                      message=f"kbx could not allocate the task's inputs ({exc}); other attempts share the GPU: "
+                              "lower eval.workers", compile_s=0.0, check_s=0.0, launches=0)  # fmt: skip
+        return
 
     counter = LaunchCounter()
     counter.install()

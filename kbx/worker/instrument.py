@@ -62,8 +62,8 @@ class LaunchCounter:
 
 # The poison byte pattern: 0xFF.. is a NaN in every IEEE float width and -1 in every signed int.
 POISON_BYTE = 0xFF
-POISON_LARGE_MAX_BYTES = 4 * 2**30  # one block that later large allocations are carved from
-POISON_FREE_SHARE = 8  # ...but never more than this fraction of free memory (other workers share the GPU)
+POISON_LARGE_MAX_BYTES = 2**30  # one block that later large allocations are carved from
+POISON_FREE_SHARE = 16  # ...but never more than this fraction of free memory (a dozen workers share the GPU)
 POISON_SMALL_BLOCKS = 32  # the allocator's small pool serves requests under 1 MiB from 2 MiB segments
 SMALL_BLOCK_BYTES = 2**19
 

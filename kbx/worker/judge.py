@@ -7,6 +7,8 @@ stdin, one reply on the protocol fd (the original stdout):
         -> a Verdict as a dict
     {"op": "compare_perf", "task": ..., "rows": [...], "outputs": PATH} -> a Verdict on the timed outputs
     {"op": "baseline", "task": ..., "timing": {...}} -> {"rows": [...]}   (GPU timing of the reference)
+    {"op": "load", "outputs": PATH} -> {"ok": true}   read the file for the next compare (CPU only,
+        so the driver sends it without holding the GPU)
     {"op": "ping"} -> {"ok": true}
 Any failure of kbx's own code answers {"error": "..."}; a failing reference answers a
 `reference_error` verdict.
@@ -29,6 +31,7 @@ class Judge:
         self.tasks_dir = tasks_dir
         self.tasks: dict = {}
         self.refs: collections.OrderedDict = collections.OrderedDict()  # task key -> {(case, seed): output}
+        self.loaded: tuple = ("", None)  # (path, payload or the exception reading it), for the next compare
 
     def task(self, task_id: str):
         if task_id not in self.tasks:
@@ -69,6 +72,9 @@ class Judge:
         op = req.get("op")
         if op == "ping":
             return {"ok": True}
+        if op == "load":
+            self.loaded = (req["outputs"], self.read(req["outputs"]))
+            return {"ok": True}
         if op == "compare":
             return self.compare(req)
         if op == "compare_perf":
@@ -102,7 +108,10 @@ class Judge:
         from kbx.eval.record import Status
 
         info = self.task(req["task"])
-        payload = self.read(req["outputs"])
+        path, payload = self.loaded
+        self.loaded = ("", None)
+        if path != req["outputs"]:
+            payload = self.read(req["outputs"])
         if isinstance(payload, Exception):
             return Verdict(Status.CRASHED, f"unreadable outputs file: {type(payload).__name__}: {payload}").to_dict()
         return judge(info, payload, lambda c, s: self.expected(info, c, s)).to_dict()

@@ -23,7 +23,7 @@ def _combined_kernel(x_ptr, w1_ptr, w2_ptr, b_ptr, y_ptr, M, N, K,
                     mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
         b = tl.load(w1_ptr + kk[:, None] * swk + rn[None, :] * swn,
                     mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
+        acc += tl.dot(a, b, input_precision="ieee")  # exact fp32: outlier cases exceed the TF32 allowance
     s = 1.0 / (1.0 + tl.exp(-acc))
     t = 2.0 / (1.0 + tl.exp(-2.0 * s)) - 1.0  # tanh(s); s lies in [0, 1], so no overflow
     mask = (rm[:, None] < M) & (rn[None, :] < N)
