@@ -1,0 +1,33 @@
+"""method=inductor: torch.compile of the reference, judged like any kernel (GPU only)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbx.hardware import load_profiles
+from kbx.methods.base import MethodError
+from kbx.methods.inductor import build
+from tests.test_llm import task
+
+
+def test_refused_on_a_cpu_where_inductor_emits_cpp():
+    with pytest.raises(MethodError, match="needs a CUDA GPU"):
+        build(hardware=load_profiles()["cpu"])
+
+
+def test_the_proposal_compiles_the_tasks_own_reference():
+    (proposal,) = build(mode="default").propose(task("Activation/gelu"), 0, [])
+    assert "torch.compile(_task.TASK.reference" in proposal.code and "tasks/Activation/gelu/task.py" in proposal.code
+    assert build().propose(task("Activation/gelu"), 1, []) == []
+
+
+@pytest.mark.gpu
+def test_inductor_kernels_pass_and_their_launches_count():
+    from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+
+    gelu = task("Activation/gelu")
+    (proposal,) = build().propose(gelu, 0, [])
+    with Evaluator(EvalSettings(device="cuda", workers=1)) as ev:
+        (record,) = ev.evaluate([Attempt(gelu, proposal.code, "inductor")])
+    assert record.status.value == "ok", f"{record.status.value}: {record.reason}\n{record.message}"
+    assert record.triton_launches > 0 and record.timed
