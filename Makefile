@@ -1,6 +1,8 @@
 # kbx: two commands on a fresh machine.
 #   make run   - set up .venv, then run the default job (expert kernels, all tasks, local MLflow store)
 #   make test  - set up .venv, then run the test suite
+#   make services / services-stop / services-status - local PostgreSQL + MLflow tracking server
+#                (scripts/services.sh; see README "Scaling out")
 # Set-up reuses a torch that the system Python already has (e.g. a CUDA build on a GPU machine);
 # otherwise it installs the CPU build of torch 2.13 first, so no CUDA wheels are downloaded.
 
@@ -13,7 +15,9 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 # litellm (a dependency) fetches a price map at import unless told not to; offline, that hangs the MLflow server.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: setup run test check-tasks ui clean
+SERVICES_STAMP := $(VENV)/.kbx-services-installed
+
+.PHONY: setup run test check-tasks ui clean services services-deps services-stop services-status
 
 setup: $(STAMP)
 
@@ -36,6 +40,21 @@ test: setup
 
 check-tasks: setup
 	$(PY) -m kbx.tasks check
+
+services-deps: $(SERVICES_STAMP)
+
+$(SERVICES_STAMP): $(STAMP)
+	$(PIP) -e '.[dev,services]'
+	@touch $(SERVICES_STAMP)
+
+services: services-deps
+	scripts/services.sh start
+
+services-stop:
+	scripts/services.sh stop
+
+services-status:
+	scripts/services.sh status
 
 ui: setup
 	$(PY) -m mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --port 5000

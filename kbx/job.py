@@ -12,6 +12,7 @@ import inspect
 import logging
 import platform
 import sys
+import uuid
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -65,25 +66,45 @@ class Job:
 
     def run(self, tags: dict[str, str] | None = None, on_round_done=None) -> dict[str, float]:
         """Evaluate, track and summarise. `tags` go on the parent run; `on_round_done(k, correct_rate)`
-        may stop the job early by returning True (see kbx.loop.run_suite). Sets `self.run_id`."""
+        may stop the job early by returning True (see kbx.loop.run_suite). Sets `self.run_id`.
+
+        Each task's child run is logged as soon as the task completes. With `resume` (the default),
+        an unfinished parent run of the same configuration (same `config_hash`) is taken up again:
+        tasks with a FINISHED child run are read back, not rerun; the others are run."""
         from kbx.tracking import Tracker
 
         cfg = self.cfg
         tracker = Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets())
-        parent = tracker.start_parent(self.run_name(), self.params(), {"kbx.method": cfg.method.name, **(tags or {})})
+        params = self.params()
+        tags = {"kbx.method": cfg.method.name, **(tags or {})}
+        parent = tracker.find_resumable(params, tags) if cfg.get("resume", True) else None
+        done: dict = {}
+        if parent:
+            done = tracker.finished_tasks(parent, self.tasks)
+            tracker.reopen(parent, {**tags, "kbx.resumed_tasks": str(len(done))})
+            log.info("resuming MLflow run %s: %d of %d tasks already done", parent, len(done), len(self.tasks))
+        else:
+            parent = tracker.start_parent(self.run_name(), params, tags)
         self.run_id = parent
         log.info("MLflow run %s in %s", parent, tracker.uri)
+        session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
+
+        def log_task(result) -> None:
+            tracker.log_task(parent, result, cfg.method.name, self.hardware, tags=session)
+
         status = "FAILED"
         try:
+            todo = [t for t in self.tasks if t.id not in done]
             with Evaluator(self.eval_settings()) as evaluator, _Progress() as progress:
-                results = run_suite(self.method, self.tasks, evaluator, cfg.iteration.rounds,
-                                    on_round_start=progress.start, on_record=progress.update,
-                                    parallel=self.parallel(), on_round_done=on_round_done)  # fmt: skip
+                fresh = run_suite(self.method, todo, evaluator, cfg.iteration.rounds,
+                                  on_round_start=progress.start, on_record=progress.update, parallel=self.parallel(),
+                                  on_round_done=on_round_done, on_task_done=log_task)  # fmt: skip
                 seeds = {"public_seeds": ",".join(map(str, evaluator.settings.public_seeds)),
                          "secret_seed": evaluator.secret_seed if evaluator.secret_seed is not None else "none"}  # fmt: skip
-            tracker.log_params(parent, seeds)  # revealed only once every attempt is judged
-            for result in results:
-                tracker.log_task(parent, result, cfg.method.name, self.hardware)
+            tracker.log_new_params(parent, seeds)  # revealed only once every attempt is judged
+            tracker.drop_unfinished_children(parent)
+            by_id = {**done, **{r.task.id: r for r in fresh}}
+            results = [by_id[t.id] for t in self.tasks]
             summary = summarize(results)
             text = table(results)
             records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)
@@ -114,6 +135,12 @@ class Job:
             cfg.llm.api_key = "<redacted>"
         return OmegaConf.to_yaml(cfg)
 
+    def config_hash(self) -> str:
+        """The job's identity: a hash of the resolved configuration, less `resume` (how it is run)."""
+        cfg = OmegaConf.create(OmegaConf.to_container(OmegaConf.create(self.resolved_yaml()), resolve=True))
+        cfg.pop("resume", None)
+        return hashlib.sha256(OmegaConf.to_yaml(cfg).encode()).hexdigest()[:12]
+
     def eval_settings(self) -> EvalSettings:
         e = self.cfg.eval
         return EvalSettings(
@@ -136,7 +163,6 @@ class Job:
         import triton
 
         cfg = self.cfg
-        resolved = self.resolved_yaml()
         llm = {"llm_model": cfg.llm.model, "llm_api_base": cfg.llm.api_base, "llm_temperature": cfg.llm.temperature,
                "llm_max_tokens": cfg.llm.max_tokens, "llm_cache": cfg.llm.cache, "prompt": cfg.prompt.name,
                "budget_max_calls": cfg.budget.max_calls, "budget_max_tokens": cfg.budget.max_tokens}  # fmt: skip
@@ -150,7 +176,7 @@ class Job:
             "iteration": cfg.iteration.rounds,
             "n_tasks": len(self.tasks),
             "tasks": ",".join(t.id for t in self.tasks)[:6000],
-            "config_hash": hashlib.sha256(resolved.encode()).hexdigest()[:12],
+            "config_hash": self.config_hash(),
             "kbx_version": kbx.__version__,
             "suite_version": suite_version(self.all_tasks),
             "torch_version": torch.__version__,

@@ -65,6 +65,7 @@ def run_suite(
     on_record: Callable[[EvalRecord], None] | None = None,
     parallel: int = 1,
     on_round_done: Callable[[int, float], bool] | None = None,
+    on_task_done: Callable[[TaskResult], None] | None = None,
 ) -> list[TaskResult]:
     """Run up to `rounds` rounds of `method` over `tasks`, `parallel` tasks at a time.
 
@@ -73,10 +74,16 @@ def run_suite(
     of tasks whose best kernel so far is correct; returning True stops every task after its current
     round (how a sweep prunes a hopeless trial). The first exception from a task stops the others
     after their current round and is re-raised.
+    `on_task_done(result)` is called, from the task's thread, as soon as a task has its final result
+    (how a job logs each task when it completes); these calls are serialised among themselves, and a
+    task cut short by another task's exception is not reported. An exception from it fails the suite.
     """
     results = {t.id: TaskResult(t) for t in tasks}
     notify = threading.Lock()
+    reporting = threading.Lock()  # on_task_done may be slow (tracking); it must not hold up on_record
     stop = threading.Event()
+    failed = threading.Event()  # set before `stop` when a task raised: the others are then incomplete
+    calls_for = getattr(method, "calls_for", None)
     finished_round = [0] * rounds  # tasks done with each round
 
     def round_done(k: int) -> None:
@@ -96,7 +103,7 @@ def run_suite(
         result = results[task.id]
         for k in range(rounds):
             if stop.is_set():
-                return
+                break
             proposals = method.propose(task, k, result.records)
             if proposals:
                 attempts = [Attempt(task, p.code, f"round{k}/{p.label}") for p in proposals]
@@ -106,6 +113,18 @@ def run_suite(
                 records = evaluator.evaluate(attempts, on_record=record_done if on_record else None)
                 result.judged += [Judged(k, r, a.code) for a, r in zip(attempts, records, strict=True)]
             round_done(k)
+        finish(result)
+        if on_task_done is not None and not failed.is_set():
+            with reporting:
+                on_task_done(result)
+
+    def finish(result: TaskResult) -> None:
+        if calls_for:
+            result.calls = calls_for(result.task.id)
+        if not result.judged:
+            missing = EvalRecord(task=result.task.id, task_version=result.task.spec.version, status=Status.NO_CODE,
+                                 reason=f"method {method.name!r} produced no code for this task", label="round0/none")  # fmt: skip
+            result.judged.append(Judged(0, missing, ""))
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         futures = [pool.submit(advance, t) for t in tasks]
@@ -113,16 +132,9 @@ def run_suite(
             for future in concurrent.futures.as_completed(futures):
                 future.result()
         except BaseException:
+            failed.set()
             stop.set()
             for f in futures:
                 f.cancel()
             raise
-    calls_for = getattr(method, "calls_for", None)
-    for result in results.values():
-        if calls_for:
-            result.calls = calls_for(result.task.id)
-        if not result.judged:
-            missing = EvalRecord(task=result.task.id, task_version=result.task.spec.version, status=Status.NO_CODE,
-                                 reason=f"method {method.name!r} produced no code for this task", label="round0/none")  # fmt: skip
-            result.judged.append(Judged(0, missing, ""))
     return list(results.values())

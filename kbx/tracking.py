@@ -4,26 +4,42 @@ Uses `MlflowClient` with explicit run ids (no fluent global state), batched logg
 embedded sqlite store under `mlruns/` unless `MLFLOW_TRACKING_URI` (or `tracking_uri`) says
 otherwise. Metric values are raw numbers; a quantity that was not measured is not logged
 (rather than logged as a fake 0).
+
+A task's child run is created only once the task is complete, and marked FINISHED as its last
+write, so a FINISHED child run is always whole; it carries `result.json` (every judged record
+with its round, and the LLM calls' accounting) from which a resumed job reads the task back.
+Every tracking call is retried with backoff while the store is unreachable (a tracking server
+restarting, a database connection dropped), for up to `KBX_TRACKING_RETRY_S` seconds (120).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import math
+import os
 import re
+import socket
 import time
 from pathlib import Path
 
 from kbx import roofline
-from kbx.eval.record import EvalRecord
+from kbx.eval.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.eval.sandbox_env import redact
 from kbx.eval.timing_policy import TELEMETRY_FIELDS
 from kbx.hardware import Hardware
-from kbx.loop import TaskResult
+from kbx.loop import Judged, TaskResult
+
+log = logging.getLogger("kbx")
 
 DEFAULT_STORE_DIR = "mlruns"
 DB_FILE = "mlflow.db"
 ARTIFACTS_DIR = "artifacts"
+RESULT_FILE = "result.json"  # in each task's child run: what a resumed job reads back
+UNFINISHED = ("RUNNING", "FAILED", "KILLED", "SCHEDULED")
+RETRY_ENV = "KBX_TRACKING_RETRY_S"
+RETRY_DEFAULT_S = 120.0
 
 
 def default_tracking_uri(root: Path) -> str:
@@ -39,7 +55,8 @@ class Tracker:
             (root / DEFAULT_STORE_DIR).mkdir(parents=True, exist_ok=True)
             tracking_uri = default_tracking_uri(root)
         self.uri = tracking_uri
-        self.client = MlflowClient(tracking_uri=tracking_uri)
+        retry_s = float(os.environ.get(RETRY_ENV, RETRY_DEFAULT_S))
+        self.client = Retrying(MlflowClient(tracking_uri=tracking_uri), retry_s)  # waits out a store outage
         found = self.client.get_experiment_by_name(experiment)
         if found is None:
             location = None
@@ -51,18 +68,92 @@ class Tracker:
             self.experiment_id = found.experiment_id
 
     def start_parent(self, name: str, params: dict, tags: dict) -> str:
-        run = self.client.create_run(self.experiment_id, run_name=name, tags={**tags, "kbx.role": "job"})
+        run = self.client.create_run(self.experiment_id, run_name=name,
+                                     tags={**tags, "kbx.role": "job", "kbx.driver": driver_id()})  # fmt: skip
         self._params(run.info.run_id, params)
         return run.info.run_id
 
-    def log_task(self, parent_id: str, result: TaskResult, method: str, hardware: Hardware) -> str:
+    def find_resumable(self, params: dict, tags: dict | None = None) -> str | None:
+        """The job run to resume: the latest job run of this experiment with the same `config_hash`
+        (and the same params: versions, tasks), if it is unfinished and its driver is not alive here.
+        A sweep's trial run (tag `kbx.study`) is resumed only by a job of the same study."""
+        runs = self.client.search_runs([self.experiment_id], max_results=1, order_by=["attributes.start_time DESC"],
+                                       filter_string=f"params.config_hash = '{params['config_hash']}' "
+                                                     "and tags.`kbx.role` = 'job'")  # fmt: skip
+        if not runs:
+            return None
+        run = runs[0]
+        if run.info.status not in UNFINISHED:
+            return None
+        if run.data.tags.get("kbx.study") != (tags or {}).get("kbx.study"):
+            return None
+        if any(run.data.params.get(k) != str(v) for k, v in params.items()):
+            log.warning("not resuming MLflow run %s: same config_hash, other params (versions?)", run.info.run_id)
+            return None
+        if driver_alive(run.data.tags.get("kbx.driver", "")):
+            log.warning("not resuming MLflow run %s: its driver is still running", run.info.run_id)
+            return None
+        return run.info.run_id
+
+    def reopen(self, run_id: str, tags: dict) -> None:
+        """Mark a resumed job run RUNNING again, driven by this process."""
+        for key, value in {**tags, "kbx.driver": driver_id()}.items():
+            self.client.set_tag(run_id, key, value)
+        self.client.update_run(run_id, status="RUNNING")
+
+    def finished_tasks(self, parent_id: str, tasks: list) -> dict[str, TaskResult]:
+        """Task id -> result, read back from the job's FINISHED child runs; every other child run
+        (unfinished: its driver died while logging it; or a duplicate) is deleted, so its task is redone."""
+        by_id = {t.id: t for t in tasks}
+        children = self.client.search_runs([self.experiment_id], max_results=5000,
+                                           filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'")  # fmt: skip
+        done: dict[str, TaskResult] = {}
+        for child in sorted(children, key=lambda r: r.info.start_time):
+            task = by_id.get(child.data.params.get("task", ""))
+            result = None
+            if task is not None and task.id not in done and child.info.status == "FINISHED":
+                result = self.read_task(child.info.run_id, task)
+            if result is None:
+                log.info("deleting incomplete child run %s (%s)", child.info.run_id, child.info.run_name)
+                self.client.delete_run(child.info.run_id)
+            else:
+                done[task.id] = result
+        return done
+
+    def drop_unfinished_children(self, parent_id: str) -> None:
+        """Delete the job's child runs that are not FINISHED: strays of a create_run that reached the
+        store but whose answer was lost (and was retried) during an outage."""
+        for child in self.client.search_runs([self.experiment_id], max_results=5000,
+                                             filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'"):  # fmt: skip
+            if child.info.status != "FINISHED":
+                log.info("deleting stray child run %s (%s)", child.info.run_id, child.info.run_name)
+                self.client.delete_run(child.info.run_id)
+
+    def read_task(self, run_id: str, task) -> TaskResult | None:
+        """A task's result from its child run's result.json; None when it has none (an older run)."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="kbx-resume-") as tmp:
+            try:
+                path = self.client.download_artifacts(run_id, RESULT_FILE, tmp)
+                data = json.loads(Path(path).read_text())
+            except Exception as exc:
+                if transient(exc):
+                    raise
+                log.info("child run %s has no readable %s (%s): its task is redone", run_id, RESULT_FILE, exc)
+                return None
+        judged = [Judged(int(j["round"]), record_from_dict(j["record"]), "") for j in data["judged"]]
+        return TaskResult(task, judged, [_logged_call(c) for c in data.get("calls", [])])
+
+    def log_task(self, parent_id: str, result: TaskResult, method: str, hardware: Hardware,
+                 tags: dict | None = None) -> str:
         """A child run for one task: params, per-round metrics, every attempt's source and record,
         and for the shipped attempt, GPU telemetry and roofline figures of its largest perf shape."""
         task = result.task
         run = self.client.create_run(
             self.experiment_id,
             run_name=task.id,
-            tags={"mlflow.parentRunId": parent_id, "kbx.role": "task", "kbx.method": method},
+            tags={"mlflow.parentRunId": parent_id, "kbx.role": "task", "kbx.method": method, **(tags or {})},
         )
         run_id = run.info.run_id
         self._params(run_id, {"task": task.id, "category": task.category, "task_version": task.spec.version,
@@ -97,7 +188,10 @@ class Tracker:
             if largest.telemetry:
                 self.client.set_tag(run_id, "kbx.telemetry", largest.telemetry)
         self.client.set_tag(run_id, "kbx.status", best.status.value)
-        self.client.set_terminated(run_id, "FINISHED")
+        saved = {"judged": [{"round": j.round, "record": j.record.to_dict()} for j in result.judged],
+                 "calls": [_call_dict(c) for c in result.calls]}  # fmt: skip
+        self._text(run_id, json.dumps(saved), RESULT_FILE)
+        self.client.set_terminated(run_id, "FINISHED")  # last: a FINISHED child run is whole
         return run_id
 
     def finish_parent(self, run_id: str, summary: dict, artifacts: dict[str, str], status: str = "FINISHED") -> None:
@@ -111,6 +205,15 @@ class Tracker:
 
     def log_params(self, run_id: str, params: dict) -> None:
         self._params(run_id, params)
+
+    def log_new_params(self, run_id: str, params: dict) -> None:
+        """Params a resumed run may already hold: absent ones are logged, a different value goes to
+        the tag `kbx.resumed.<key>` (MLflow params are immutable)."""
+        have = self.client.get_run(run_id).data.params
+        self._params(run_id, {k: v for k, v in params.items() if k not in have})
+        for k, v in params.items():
+            if k in have and have[k] != str(v):
+                self.client.set_tag(run_id, f"kbx.resumed.{k}", str(v))
 
     def _params(self, run_id: str, params: dict) -> None:
         from mlflow.entities import Param
@@ -159,3 +262,138 @@ def _metric(key: str, value: float, step: int):
 
 def _safe(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", label.replace("/", "__"))
+
+
+# ----- resume: identity of a driver, records read back ---------------------------------------
+
+
+def driver_id() -> str:
+    """host:pid:start-time of this process (the start time tells a reused pid apart)."""
+    import psutil
+
+    return f"{socket.gethostname()}:{os.getpid()}:{int(psutil.Process().create_time())}"
+
+
+def driver_alive(driver: str) -> bool:
+    """Whether the process that wrote `driver` still runs; a driver on another host counts as dead."""
+    import psutil
+
+    try:
+        host, pid, started = driver.rsplit(":", 2)
+        if host != socket.gethostname() or int(pid) == os.getpid():
+            return False
+        return int(psutil.Process(int(pid)).create_time()) == int(started)
+    except (ValueError, psutil.Error):
+        return False
+
+
+def _floats(cls, data: dict) -> dict:
+    """JSON null back to NaN for the float fields of a record dataclass."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            v = data[f.name]
+            out[f.name] = math.nan if v is None and f.type in ("float", float) else v
+    return out
+
+
+def record_from_dict(data: dict) -> EvalRecord:
+    """The inverse of `EvalRecord.to_dict`."""
+    values = _floats(EvalRecord, data)
+    values["status"] = Status(data["status"])
+    m = _floats(Mismatch, data.get("mismatch") or {})
+    for key in ("indices", "got", "expected"):
+        m[key] = _tuple(m.get(key, ()))
+    values["mismatch"] = Mismatch(**m)
+    values["shapes"] = tuple(ShapeTiming(**_floats(ShapeTiming, s)) for s in data.get("shapes") or ())
+    return EvalRecord(**values)
+
+
+def _tuple(value):
+    return tuple(_tuple(v) for v in value) if isinstance(value, list) else value
+
+
+_CALL_FIELDS = ("role", "sample", "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "cached", "error",
+                "key")  # fmt: skip
+
+
+def _call_dict(logged) -> dict:
+    c = logged.call
+    return {"round": logged.round, **{k: (None if k == "cost_usd" and math.isnan(c.cost_usd) else getattr(c, k))
+                                      for k in _CALL_FIELDS}}  # fmt: skip
+
+
+def _logged_call(data: dict):
+    """The accounting of one LLM call (its messages and response stay in the child run's llm/ artifacts)."""
+    from kbx.llm.client import Call
+    from kbx.methods.llm import LoggedCall
+
+    values = {k: data[k] for k in _CALL_FIELDS if k in data}
+    values["cost_usd"] = math.nan if values.get("cost_usd") is None else values["cost_usd"]
+    return LoggedCall(int(data["round"]), Call(messages=(), text="", **values))
+
+
+# ----- outages: retry tracking calls while the store is unreachable ----------------------------
+
+_TRANSIENT_TEXT = ("failed with exception", "max retries exceeded", "connection refused", "connection reset",
+                   "connection aborted", "remotedisconnected", "temporarily unavailable", "database is locked",
+                   "server closed the connection", "could not connect", "timed out",
+                   "failed with error code 5")  # fmt: skip
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether a tracking error is worth retrying: the store is unreachable, not the call wrong."""
+    import requests
+
+    if isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ConnectionError,
+                        TimeoutError)):  # fmt: skip
+        return True
+    try:
+        import sqlalchemy.exc
+
+        if isinstance(exc, (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError)):
+            return True
+    except ImportError:
+        pass
+    from mlflow.exceptions import MlflowException
+
+    if isinstance(exc, MlflowException):
+        if exc.error_code in ("TEMPORARILY_UNAVAILABLE", "INTERNAL_ERROR", "REQUEST_LIMIT_EXCEEDED"):
+            return True
+        text = str(exc).lower()
+        return any(t in text for t in _TRANSIENT_TEXT)
+    cause = exc.__cause__ or exc.__context__
+    return cause is not None and cause is not exc and transient(cause)
+
+
+class Retrying:
+    """Wraps an MlflowClient: a call that fails because the store is unreachable is retried with
+    exponential backoff (1 s doubling to 15 s) until `deadline_s` has passed since its first try.
+    Creating a run is not idempotent: a retried create may leave a stray RUNNING run, which a
+    resumed job deletes (see Tracker.finished_tasks)."""
+
+    def __init__(self, client, deadline_s: float = RETRY_DEFAULT_S, first_delay_s: float = 1.0) -> None:
+        self._client = client
+        self.deadline_s = deadline_s
+        self.first_delay_s = first_delay_s
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            start, delay = time.monotonic(), self.first_delay_s
+            while True:
+                try:
+                    return attr(*args, **kwargs)
+                except Exception as exc:
+                    waited = time.monotonic() - start
+                    if not transient(exc) or waited + delay > self.deadline_s:
+                        raise
+                    log.warning("MLflow %s failed (%s); retrying in %.1f s (%.0f s of %.0f s spent)", name,
+                                str(exc).splitlines()[0][:200], delay, waited, self.deadline_s)  # fmt: skip
+                    time.sleep(delay)
+                    delay = min(delay * 2, 15.0)
+
+        return call
