@@ -24,12 +24,12 @@ from pathlib import Path
 
 from kbx.eval import timing_policy
 from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, JudgePool, ZygoteClient
-from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, ShapeTiming, Status, truncate
+from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, Status, truncate
 from kbx.eval.sandbox_env import protect_process, redact
 from kbx.eval.scheduler import GpuScheduler
 from kbx.eval.source import check_syntax
 from kbx.tasks.registry import default_tasks_dir
-from kbx.tasks.spec import FIXED, PERF, TaskInfo
+from kbx.tasks.spec import FIXED, TaskInfo
 
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is killed

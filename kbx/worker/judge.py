@@ -102,8 +102,6 @@ class Judge:
                                                                                         self.device, expected))  # fmt: skip
 
     def _judge_file(self, req: dict, judge) -> dict:
-        import torch
-
         from kbx.eval.judging import Verdict
         from kbx.eval.record import Status
 
