@@ -103,3 +103,12 @@ def test_tasks_cli_json_lists_records(kbx_cli):
 def test_tasks_cli_rejects_unknown_category(kbx_cli):
     code, _, err = kbx_cli("kbx.tasks", "--category", "nope")
     assert code == 2 and "unknown category" in err
+
+
+def test_keep_rate_check_accepts_a_plausible_rate_and_names_an_implausible_one():
+    from kbx.tasks.stochastic import keep_rate_reason
+
+    assert keep_rate_reason(5000, 10_000, 0.5, "whole") == ""  # exactly q
+    assert keep_rate_reason(5200, 10_000, 0.5, "whole") == ""  # 4 sd off: plausible
+    assert keep_rate_reason(5400, 10_000, 0.5, "whole").startswith("whole: kept fraction 0.5400")  # 8 sd off
+    assert keep_rate_reason(0, 50, 0.5, "tiny") == ""  # too few elements to judge

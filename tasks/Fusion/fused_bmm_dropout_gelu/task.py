@@ -8,17 +8,15 @@ elementwise comparison. Upstream's fixed cases drew their inputs at random (here
 same shapes). Tolerance: TF32 allowance on fp32 and an rms-scaled allowance on the fp16 product.
 """
 
-import math
 
 import torch
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import rand_tensor
 from kbx.tasks.spec import TF32_RMS_ATOL
+from kbx.tasks.stochastic import keep_rate_reason
 
 TOLERANCE = Tolerance(rms_atol={"float32": TF32_RMS_ATOL, "float16": 1e-3})
-MIN_RATE_ELEMENTS = 100  # below this many informative elements the keep-rate test is skipped
-SIGMAS = 6.0
 
 
 def reference(input1, input2, p=0.5, training=True, inplace=False, approximate="none", *, out=None):
@@ -38,17 +36,6 @@ def make_inputs(params, gen, device) -> Call:
     x2 = rand_tensor((b, k, n), dtype, mode, gen, device)
     kwargs = {key: params[key] for key in ("p", "training", "inplace", "approximate") if key in params}
     return Call((x1, x2), kwargs)
-
-
-def _rate_reason(kept, total, q, what):
-    """'' if `kept` of `total` Bernoulli(q) trials is within SIGMAS standard deviations of q."""
-    if total < MIN_RATE_ELEMENTS:
-        return ""
-    sd = math.sqrt(q * (1.0 - q) / total)
-    rate = kept / total
-    if abs(rate - q) > SIGMAS * sd + 1e-12:
-        return f"{what}: kept fraction {rate:.4f} of {total} elements, expected {q:.4f} +- {SIGMAS * sd:.4f}"
-    return ""
 
 
 def _dropout_reason(got, kept_val, allowed, p):
@@ -73,7 +60,7 @@ def _dropout_reason(got, kept_val, allowed, p):
     kept = info & ~is_zero
     half = g.numel() // 2
     for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = _rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
+        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
         if reason:
             return reason
     return ""

@@ -7,16 +7,14 @@ be 0 or GELU(RMSNorm(Z)) / (1 - p) for the exact product Z, with the keep rate w
 drew their inputs at random (here seeded cases of the same shapes). fp32 allows TF32 in the product.
 """
 
-import math
 
 import torch
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
+from kbx.tasks.stochastic import keep_rate_reason
 
 TOLERANCE = matmul_tolerance()
-MIN_RATE_ELEMENTS = 100  # below this many informative elements the keep-rate test is skipped
-SIGMAS = 6.0
 
 
 def _shape(normalized_shape):
@@ -44,17 +42,6 @@ def make_inputs(params, gen, device) -> Call:
     return Call((x1, x2, n), kwargs)
 
 
-def _rate_reason(kept, total, q, what):
-    """'' if `kept` of `total` Bernoulli(q) trials is within SIGMAS standard deviations of q."""
-    if total < MIN_RATE_ELEMENTS:
-        return ""
-    sd = math.sqrt(q * (1.0 - q) / total)
-    rate = kept / total
-    if abs(rate - q) > SIGMAS * sd + 1e-12:
-        return f"{what}: kept fraction {rate:.4f} of {total} elements, expected {q:.4f} +- {SIGMAS * sd:.4f}"
-    return ""
-
-
 def _dropout_reason(got, kept_val, allowed, p):
     """'' if each element of `got` is 0 or its kept value (within `allowed`) at a plausible keep rate.
 
@@ -77,7 +64,7 @@ def _dropout_reason(got, kept_val, allowed, p):
     kept = info & ~is_zero
     half = g.numel() // 2
     for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = _rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
+        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
         if reason:
             return reason
     return ""

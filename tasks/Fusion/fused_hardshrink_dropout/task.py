@@ -5,16 +5,14 @@ which no independent kernel can reproduce. kbx judges training-mode outputs by d
 (see `plausible`); training=False (and p of 0 or 1) stays an elementwise comparison.
 """
 
-import math
 
 import torch
 
 from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
+from kbx.tasks.stochastic import keep_rate_reason
 
 TOLERANCE = Tolerance()
-MIN_RATE_ELEMENTS = 100  # below this many informative elements the keep-rate test is skipped
-SIGMAS = 6.0
 
 
 def reference(input, p=0.5, training=True, inplace=False, lambd=0.5):
@@ -29,17 +27,6 @@ def make_inputs(params, gen, device) -> Call:
         x = rand_tensor(params["shape"], "float32", params["mode"], gen, device)
     kwargs = {k: params[k] for k in ("p", "training", "lambd") if k in params}
     return Call((x,), kwargs)
-
-
-def _rate_reason(kept, total, q, what):
-    """'' if `kept` of `total` Bernoulli(q) trials is within SIGMAS standard deviations of q."""
-    if total < MIN_RATE_ELEMENTS:
-        return ""
-    sd = math.sqrt(q * (1.0 - q) / total)
-    rate = kept / total
-    if abs(rate - q) > SIGMAS * sd + 1e-12:
-        return f"{what}: kept fraction {rate:.4f} of {total} elements, expected {q:.4f} +- {SIGMAS * sd:.4f}"
-    return ""
 
 
 def plausible(call: Call, got) -> str | None:
@@ -80,7 +67,7 @@ def plausible(call: Call, got) -> str | None:
     q = 1.0 - p
     half = g.numel() // 2
     for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = _rate_reason(int(kept[sl].sum()), int(info[sl].sum()), q, what)
+        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), q, what)
         if reason:
             return reason
     return ""

@@ -10,16 +10,14 @@ or P = N / 2), and upstream's fixed torch.rand cases are seeded cases of the sam
 training=False stays an elementwise comparison.
 """
 
-import math
 
 import torch
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
+from kbx.tasks.stochastic import keep_rate_reason
 
 TOLERANCE = matmul_tolerance()
-MIN_RATE_ELEMENTS = 100
-SIGMAS = 6.0
 
 
 def reference(input1, input2, other, mat2, p=0.5, training=True, inplace=False, dim=-1, *, out=None):
@@ -39,16 +37,6 @@ def make_inputs(params, gen, device) -> Call:
     mat2 = rand_tensor((b, n, p_cols), "float32", "outlier" if mode == "outlier" else "standard", gen, device)
     kwargs = {k: params[k] for k in ("p", "training", "inplace", "dim") if k in params}
     return Call((x1, x2, o, mat2), kwargs)
-
-
-def _rate_reason(kept, total, q, what):
-    if total < MIN_RATE_ELEMENTS:
-        return ""
-    sd = math.sqrt(q * (1.0 - q) / total)
-    rate = kept / total
-    if abs(rate - q) > SIGMAS * sd + 1e-12:
-        return f"{what}: kept fraction {rate:.4f} of {total} elements, expected {q:.4f} +- {SIGMAS * sd:.4f}"
-    return ""
 
 
 def plausible(call: Call, got) -> str | None:
@@ -93,7 +81,7 @@ def plausible(call: Call, got) -> str | None:
     kept = mask.flatten() & info
     half = info.numel() // 2
     for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = _rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
+        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
         if reason:
             return reason
     return ""

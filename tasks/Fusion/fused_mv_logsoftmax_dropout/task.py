@@ -9,17 +9,15 @@ comparison. Upstream's fixed randn cases are seeded draws of the same shapes. Pe
 swamps the log-softmax); the tolerance is rms-scaled (matrix-vector core, fp16 rounding of z).
 """
 
-import math
 
 import torch
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import rand_tensor
 from kbx.tasks.spec import TF32_RMS_ATOL
+from kbx.tasks.stochastic import keep_rate_reason
 
 TOLERANCE = Tolerance(rms_atol={"float32": TF32_RMS_ATOL, "float16": TF32_RMS_ATOL})
-MIN_RATE_ELEMENTS = 100
-SIGMAS = 6.0
 
 
 def reference(input, vec, p=0.5, training=True, inplace=False, dim=0, *, out=None):
@@ -37,16 +35,6 @@ def make_inputs(params, gen, device) -> Call:
     a = rand_tensor((m, k), dt, mode, gen, device)
     v = rand_tensor((k,), dt, mode, gen, device)
     return Call((a, v), {key: params[key] for key in ("p", "training", "inplace", "dim") if key in params})
-
-
-def _rate_reason(kept, total, q, what):
-    if total < MIN_RATE_ELEMENTS:
-        return ""
-    sd = math.sqrt(q * (1.0 - q) / total)
-    rate = kept / total
-    if abs(rate - q) > SIGMAS * sd + 1e-12:
-        return f"{what}: kept fraction {rate:.4f} of {total} elements, expected {q:.4f} +- {SIGMAS * sd:.4f}"
-    return ""
 
 
 def plausible(call: Call, got) -> str | None:
@@ -83,7 +71,7 @@ def plausible(call: Call, got) -> str | None:
     kept = info & ~is_zero
     half = g.numel() // 2
     for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = _rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
+        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
         if reason:
             return reason
     return ""

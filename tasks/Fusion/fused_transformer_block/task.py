@@ -20,10 +20,9 @@ import torch.nn.functional as F
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
+from kbx.tasks.stochastic import keep_rate_reason
 
 TOLERANCE = matmul_tolerance()
-MIN_RATE_ELEMENTS = 100
-SIGMAS = 6.0
 
 
 def reference(input, weight1, weight2, residual, dropout_p=0.1, eps=1e-05, *, out=None):
@@ -46,16 +45,6 @@ def make_inputs(params, gen, device) -> Call:
     w2 = rand_tensor((d_k, d_out), "float32", mode, gen, device)
     r = rand_tensor((b, n, d_out), "float32", mode, gen, device)
     return Call((x, w1, w2, r), {k: params[k] for k in ("dropout_p", "eps") if k in params})
-
-
-def _rate_reason(kept, total, q, what):
-    if total < MIN_RATE_ELEMENTS:
-        return ""
-    sd = math.sqrt(q * (1.0 - q) / total)
-    rate = kept / total
-    if abs(rate - q) > SIGMAS * sd + 1e-12:
-        return f"{what}: kept fraction {rate:.4f} of {total} elements, expected {q:.4f} +- {SIGMAS * sd:.4f}"
-    return ""
 
 
 def _layer_norm64(v, eps):
@@ -116,7 +105,7 @@ def plausible(call: Call, got) -> str | None:
     kept = mask.flatten() & info
     half = info.numel() // 2
     for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = _rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
+        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
         if reason:
             return reason
     return ""
