@@ -24,6 +24,7 @@ SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
 HEARTBEAT_S = 20.0
+STALL_S = 60.0  # one phase this long prints every process's stacks (once per run)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,13 +102,19 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
 
 
 def _heartbeat(ev) -> threading.Event:
-    """Every HEARTBEAT_S, print what each attempt in flight is doing, so a stall names its cause."""
+    """Every HEARTBEAT_S, print what each attempt in flight is doing, so a stall names its cause;
+    once some attempt has spent STALL_S in one phase, print every process's Python stacks too."""
     stop = threading.Event()
 
     def beat():
+        dumped = False
         while not stop.wait(HEARTBEAT_S):
-            busy = ", ".join(f"{task} {phase} {secs:.0f}s" for task, phase, secs in ev.in_flight())
+            flight = ev.in_flight()
+            busy = ", ".join(f"{task} {phase} {secs:.0f}s" for task, phase, secs in flight)
             print(f"  in flight: {busy or 'nothing'}", flush=True)
+            if not dumped and any(secs > STALL_S for _, _, secs in flight):
+                dumped = True
+                print("  stalled; stacks:\n" + ev.dump_stacks(), flush=True)
 
     threading.Thread(target=beat, daemon=True).start()
     return stop

@@ -112,3 +112,25 @@ def test_keep_rate_check_accepts_a_plausible_rate_and_names_an_implausible_one()
     assert keep_rate_reason(5200, 10_000, 0.5, "whole") == ""  # 4 sd off: plausible
     assert keep_rate_reason(5400, 10_000, 0.5, "whole").startswith("whole: kept fraction 0.5400")  # 8 sd off
     assert keep_rate_reason(0, 50, 0.5, "tiny") == ""  # too few elements to judge
+
+
+def test_lion_accepts_either_sign_only_where_the_update_is_within_rounding_of_zero():
+    import torch
+
+    from kbx.tasks.spec import Call
+
+    lion = discover()["Optimizer/Lion"].spec
+    param, grad = torch.tensor([1.0, 1.0, 1.0]), torch.tensor([-9.0, 2.0, -2.0])
+    exp_avg = torch.tensor([1.0, 0.5, 0.5])  # element 0: 0.9 * 1 + 0.1 * -9, zero up to rounding
+    call = Call((param, grad, exp_avg), {"lr": 0.01})
+    ref_p, ref_m = lion.reference(param.clone(), grad, exp_avg.clone(), lr=0.01)
+
+    def verdict(new_param):
+        return lion.stochastic(call, ((new_param, ref_m), [new_param, grad, ref_m]))
+
+    assert verdict(ref_p) == ""
+    for tie_sign in (-1.0, 0.0, 1.0):  # the tied element may step either way, or not at all
+        assert verdict(torch.cat([1.0 - 0.01 * torch.tensor([tie_sign]), ref_p[1:]])) == ""
+    flipped = ref_p.clone()
+    flipped[1] = 1.0 + 0.01  # a clear update stepped the wrong way
+    assert verdict(flipped) == "returned param: 1 of 3 elements differ from the reference step"

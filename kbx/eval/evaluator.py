@@ -37,6 +37,8 @@ SECRET_SEED_BITS = 31
 SHM_DIR = "/dev/shm"
 SHM_MIN_FREE_BYTES = 16 * 2**30  # perf-shape outputs of a few concurrent workers must fit
 JUDGES_GPU = 4  # judge processes on a GPU machine: verdicts in parallel with the timings
+STACK_DUMP_WAIT_S = 1.0  # for the signalled processes to write their stacks
+STACK_DUMP_CHARS = 3000  # of each log, in a stack dump
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,6 +135,20 @@ class Evaluator:
         """(task, phase, seconds in it) for every attempt under way: where a slow run is stuck."""
         now = time.monotonic()
         return [(task, phase, now - since) for task, phase, since in list(self.active.values())]
+
+    def dump_stacks(self) -> str:
+        """The Python stacks of the judges, the timer and every attempt's worker, for diagnosing a
+        stall: each dumps into its own log on SIGUSR1, and the tails of those logs come back."""
+        clients = [*self.judges.clients, self.timer]
+        for client in clients:
+            client.signal(signal.SIGUSR1)
+        jobs = list(self.active.items())
+        for job_id, _ in jobs:
+            self.zygote.signal_child(job_id, signal.SIGUSR1)
+        time.sleep(STACK_DUMP_WAIT_S)
+        logs = [(c.log_path.name, c.log_path) for c in clients]
+        logs += [(f"{task} ({phase})", self.workdir / "jobs" / job_id / "stderr.txt") for job_id, (task, phase, _) in jobs]
+        return "\n".join(f"--- {name} ---\n{_tail(path, STACK_DUMP_CHARS)}" for name, path in logs)
 
     def seeds_for(self, task: TaskInfo) -> dict[str, list[int]]:
         """The correctness plan: case name -> seeds, in order."""
@@ -353,15 +369,22 @@ class _Run:
         for name in ("stdout.txt", "stderr.txt"):
             path = self.job_dir / name
             if path.is_file() and path.stat().st_size:
-                with open(path, "rb") as f:
-                    f.seek(max(0, path.stat().st_size - OUTPUT_TAIL_CHARS))
-                    parts.append(f"--- {name} ---\n" + f.read().decode(errors="replace"))
+                parts.append(f"--- {name} ---\n" + _tail(path, OUTPUT_TAIL_CHARS))
         return redact("\n".join(parts)[-OUTPUT_TAIL_CHARS:])
 
 
 def _mismatch(fields: dict) -> Mismatch:
     return Mismatch(**{k: tuple(map(tuple, v)) if k == "indices" else tuple(v) if isinstance(v, list) else v
                        for k, v in fields.items()})  # fmt: skip
+
+
+def _tail(path: Path, chars: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - chars))
+            return f.read().decode(errors="replace")
+    except OSError as exc:
+        return f"(unreadable: {exc})"
 
 
 def _fast_tmp() -> str | None:

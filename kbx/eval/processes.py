@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -47,6 +48,13 @@ class _WorkerProcess:
     def _started(self, proc: subprocess.Popen) -> None:
         raise NotImplementedError
 
+    def signal(self, signum: int) -> None:
+        """Signal the process if it is running (diagnostics: SIGUSR1 dumps its stacks into its log)."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signum)
+
     def close(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.stdin.close()
@@ -64,6 +72,7 @@ class ZygoteClient(_WorkerProcess):
     def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
         super().__init__(env_extra, log_path)
         self.queues: dict[str, queue.Queue] = {}
+        self.pids: dict[str, int] = {}  # job -> its child's pid, while the job is known
         self.on_paused: Callable[[str], None] = lambda job_id: None  # see kbx.eval.scheduler
 
     def _started(self, proc: subprocess.Popen) -> None:
@@ -78,6 +87,8 @@ class ZygoteClient(_WorkerProcess):
             if msg.get("event") == "paused":
                 self.on_paused(msg.get("id", ""))
                 continue
+            if msg.get("event") == "spawned":
+                self.pids[msg.get("id", "")] = int(msg.get("pid", 0))
             q = self.queues.get(msg.get("id"))
             if q is not None:
                 q.put(msg)
@@ -108,6 +119,13 @@ class ZygoteClient(_WorkerProcess):
 
     def forget(self, job_id: str) -> None:
         self.queues.pop(job_id, None)
+        self.pids.pop(job_id, None)
+
+    def signal_child(self, job_id: str, signum: int) -> None:
+        pid = self.pids.get(job_id, 0)
+        if pid > 0:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
 
 
 class JudgeClient(_WorkerProcess):

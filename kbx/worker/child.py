@@ -9,10 +9,12 @@ trusted judge process, which owns the reference and the comparison.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import resource
 import select
+import signal
 import sys
 import time
 import traceback
@@ -82,6 +84,7 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
     """Body of the forked child; the caller exits the process afterwards."""
     reporter = Reporter(event_fd)
     lock_down(job)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks into stderr.txt, for Evaluator.dump_stacks
     import torch
 
     from kbx.tasks.inputs import make_generator

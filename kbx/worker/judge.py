@@ -17,8 +17,10 @@ Any failure of kbx's own code answers {"error": "..."}; a failing reference answ
 from __future__ import annotations
 
 import collections
+import faulthandler
 import json
 import os
+import signal
 import sys
 import traceback
 
@@ -128,6 +130,7 @@ class Judge:
 def main() -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # stray prints (torch warnings, task code) must not corrupt the protocol
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks into the log, for Evaluator.dump_stacks
     judge = Judge(os.environ.get("KBX_DEVICE", "cpu"), os.environ["KBX_TASKS_DIR"])
     for line in sys.stdin:
         if not line.strip():

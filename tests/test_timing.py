@@ -1,0 +1,48 @@
+"""Timing rules that need no GPU: the host cross-check and how shape timings become a speedup."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kbx.eval.timing import _summary
+from kbx.eval.timing_policy import SUSPECT_SPEEDUP, TimingPolicy, combine
+from kbx.tasks import discover
+
+POLICY = TimingPolicy()
+
+
+def test_host_time_within_launch_overhead_is_not_suspect():
+    row = _summary([0.05] * 10, [0.03] * 10, POLICY)  # 30 us of host time beyond the GPU's window
+    assert row["host_suspect"] == "" and row["median_ms"] == 0.05 and row["reps"] == 10
+
+
+def test_host_time_far_beyond_the_gpu_window_is_suspect():
+    row = _summary([0.05] * 10, [2.4] * 10, POLICY)  # e.g. work on a side stream the events do not see
+    assert row["host_suspect"].startswith("host wall time exceeds the GPU's by 2.400 ms")
+
+
+def test_long_kernels_get_proportional_host_slack():
+    assert _summary([10.0] * 5, [1.0] * 5, POLICY)["host_suspect"] == ""  # 10 % of a 10 ms kernel
+
+
+def _row(shape, ms, ok=True):
+    return {"shape": shape, "ok": ok, "median_ms": ms, "iqr_ms": 0.0, "reps": 10, "flops": 1e9, "bytes": 1e9,
+            "first_call_ms": 1.0}  # fmt: skip
+
+
+def test_speedup_is_the_geometric_mean_over_shapes_both_sides_timed():
+    task = discover()["Math/add"]
+    kernel = [_row("a", 1.0), _row("b", 4.0), _row("c", 1.0)]
+    baseline = [_row("a", 2.0), _row("b", 1.0), _row("c", 1.0, ok=False)]  # c: the baseline failed there
+    rows, speedup, suspect = combine(task, kernel, baseline)
+    assert [r.shape for r in rows] == ["a", "b"]
+    assert speedup == pytest.approx(math.sqrt(2.0 * 0.25)) and suspect == ""
+    assert rows[0].gbps == pytest.approx(1e9 / 1e-3 / 1e9)
+
+
+def test_a_speedup_above_the_review_threshold_is_flagged():
+    task = discover()["Math/add"]
+    _, speedup, suspect = combine(task, [_row("a", 1.0)], [_row("a", 2 * SUSPECT_SPEEDUP)])
+    assert speedup == pytest.approx(2 * SUSPECT_SPEEDUP) and "flagged for review" in suspect
