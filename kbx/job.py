@@ -152,6 +152,7 @@ class Job:
             check_timeout_s=float(e.check_timeout_s),
             time_timeout_s=float(e.time_timeout_s),
             memory_limit_gb=float(e.memory_limit_gb),
+            min_free_gpu_gb=float(e.min_free_gpu_gb),
             keep_jobs=bool(e.keep_jobs),
         )
 

@@ -58,6 +58,16 @@ class Telemetry:
             return Snapshot(ok=False, reason=f"NVML read failed: {exc}")
 
 
+    def free_memory_bytes(self) -> int:
+        """Free device memory as the driver sees it (all processes), or -1 when NVML cannot say."""
+        if self.handle is None:
+            return -1
+        try:
+            return int(self.nvml.nvmlDeviceGetMemoryInfo(self.handle).free)
+        except Exception:  # NVMLError: treat as unknown, never as full
+            return -1
+
+
 def around(before: Snapshot, after: Snapshot, calls: int) -> dict:
     """Per-shape telemetry fields for a timing row (zeros plus the reason when unavailable)."""
     if not (before.ok and after.ok):

@@ -125,3 +125,23 @@ def test_nothing_is_paused_on_a_cpu():
     with gpu.timing_slot():
         pass
     assert events == ["check"]
+
+
+def test_a_new_check_waits_for_device_memory_unless_it_would_be_alone():
+    free = {"bytes": 1 << 30}
+    events = []
+    gpu = GpuScheduler(lambda job, command: events.append((job, command)), pausing=True,
+                       free_bytes=lambda: free["bytes"], min_free_bytes=8 << 30)  # fmt: skip
+    gpu.start_check("first")  # nothing else runs: it starts whatever memory is free
+    started = threading.Event()
+    t = threading.Thread(target=lambda: (gpu.start_check("second"), started.set()))
+    t.start()
+    assert not started.wait(1.0)  # 1 GiB free of the 8 asked for
+    free["bytes"] = 9 << 30
+    assert started.wait(2)
+    t.join()
+    gpu.end_check("first")
+    gpu.end_check("second")
+    unknown = GpuScheduler(lambda job, command: None, pausing=True, free_bytes=lambda: -1, min_free_bytes=8 << 30)
+    unknown.start_check("a")
+    unknown.start_check("b")  # NVML cannot say: memory never blocks a check

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kbx.eval import timing_policy
+from kbx.telemetry import Telemetry
 from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, JudgePool, ZygoteClient
 from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, Status, truncate
 from kbx.eval.sandbox_env import protect_process, redact
@@ -63,6 +64,7 @@ class EvalSettings:
     judges: int = 0  # judge processes; 0: JUDGES_GPU on a GPU, 1 on a CPU (where memory is the limit)
     check_perf_shape: bool | None = None  # default: on a GPU only (too slow for the interpreter)
     memory_limit_gb: float = 8.0  # address-space cap for CPU workers (not applicable with CUDA)
+    min_free_gpu_gb: float = 8.0  # a new check starts only with this much device memory free (or none running)
     timing: timing_policy.TimingPolicy = dataclasses.field(default_factory=timing_policy.TimingPolicy)
     tasks_dir: str = ""
     keep_jobs: bool = False
@@ -95,7 +97,9 @@ class Evaluator:
         self.zygote = ZygoteClient(env, self.workdir / "zygote.log")
         self.judges = JudgePool(env, self.workdir, s.judges or (JUDGES_GPU if s.on_gpu else 1))
         self.timer = JudgeClient(env, self.workdir / "timer.log")  # baselines, so verdicts never wait on them
-        self.gpu = GpuScheduler(self.zygote.send, pausing=s.on_gpu)
+        meter = Telemetry(s.gpu_index) if s.on_gpu else None
+        self.gpu = GpuScheduler(self.zygote.send, pausing=s.on_gpu, free_bytes=meter and meter.free_memory_bytes,
+                                min_free_bytes=int(s.min_free_gpu_gb * 2**30))  # fmt: skip
         self.zygote.on_paused = self.gpu.acknowledged
         self.baselines: dict[str, list[dict]] = {}
         self.baseline_lock = threading.Lock()

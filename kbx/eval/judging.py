@@ -88,8 +88,9 @@ def judge_perf_outputs(info: TaskInfo, payload: dict, rows: list[dict], device: 
     cases = {c.name: c for c in info.spec.perf}
     for row in rows:
         if not row.get("ok"):
-            return Verdict(Status.RUNTIME_ERROR, f"perf shape {row['shape']}: {row.get('error', 'failed')}",
-                           error_type=row.get("error", "").split(":")[0])  # fmt: skip
+            error_type = row.get("error", "").split(":")[0]
+            status = Status.OUT_OF_MEMORY if error_type == "OutOfMemoryError" else Status.RUNTIME_ERROR
+            return Verdict(status, f"perf shape {row['shape']}: {row.get('error', 'failed')}", error_type=error_type)
         saved = payload.get(row["shape"])
         if saved is None:
             return Verdict(Status.MISMATCH, f"perf shape {row['shape']}: the timed output was not saved")

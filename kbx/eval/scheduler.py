@@ -9,7 +9,9 @@ Judge comparisons (references and comparisons on the same GPU, short) hold a sha
 timing waits out and that new comparisons cannot take while a timing waits or runs. Stopping the
 judges instead (SIGSTOP) starved them on an H100: with a dozen workers, timings ran back to back
 and verdicts waited 100 s. Reading a worker's outputs file needs no slot. Time spent paused does
-not count against a worker's check timeout.
+not count against a worker's check timeout. Workers also pause inside a case, before any Triton
+launch (kbx.worker.instrument), so a long autotune does not hold a timing back. A new check waits
+for free device memory.
 """
 
 from __future__ import annotations
@@ -19,13 +21,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-PAUSE_ACK_TIMEOUT_S = 30.0  # a case longer than this is waited for no further; the timing goes ahead
+PAUSE_ACK_TIMEOUT_S = 30.0  # a worker silent this long is waited for no further; the timing goes ahead
+MEMORY_POLL_S = 0.5  # how often a check waiting for device memory looks again
 
 
 class GpuScheduler:
-    def __init__(self, send: Callable[[str, str], None], pausing: bool) -> None:
+    def __init__(self, send: Callable[[str, str], None], pausing: bool,
+                 free_bytes: Callable[[], int] | None = None, min_free_bytes: int = 0) -> None:  # fmt: skip
         self.send = send  # send(job_id, command) to a worker
         self.pausing = pausing  # on a CPU nothing is timed, so nothing needs pausing
+        # A new check starts only while the device has min_free_bytes free (or none is running):
+        # workers beyond what memory holds would fail on allocation, not on their kernels.
+        self.free_bytes = free_bytes or (lambda: -1)
+        self.min_free_bytes = min_free_bytes
         self.cond = threading.Condition()
         self.judging = 0  # judge comparisons in progress
         self.timing_lock = threading.Lock()  # one timing at a time
@@ -38,11 +46,16 @@ class GpuScheduler:
         self.paused_total_s = 0.0
 
     def start_check(self, job_id: str) -> None:
-        """Let a worker begin its cases (waiting out a timing in progress)."""
+        """Let a worker begin its cases (waiting out a timing in progress, and for device memory)."""
         with self.cond:
-            self.cond.wait_for(lambda: not self.timing)
+            while self.timing or (self.checking and not self._memory_free()):
+                self.cond.wait(timeout=MEMORY_POLL_S)
             self.checking.add(job_id)
             self.send(job_id, "check")
+
+    def _memory_free(self) -> bool:
+        free = self.free_bytes()
+        return free < 0 or free >= self.min_free_bytes
 
     def end_check(self, job_id: str) -> None:
         with self.cond:

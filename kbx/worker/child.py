@@ -16,6 +16,7 @@ import resource
 import select
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -126,6 +127,7 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
 
     started = time.perf_counter()
     results = []
+    counter.gate = _pause_gate(control_fd, reporter, device)
     for case, seed, call in calls:
         if not yield_to_timing(control_fd, reporter, device):
             return
@@ -136,6 +138,7 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
         return
     counter.install()
     ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
+    counter.gate = None  # from here on this worker is not running cases: no pause comes to it
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
     reporter.send(event="checked", stage_status="ran", error_type="", message="", compile_s=compile_s,
                   check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
@@ -181,6 +184,18 @@ def yield_to_timing(fd: int, reporter: Reporter, device: str) -> bool:
             return True
         if command != PAUSE:
             return False
+
+
+def _pause_gate(fd: int, reporter: Reporter, device: str):
+    """`yield_to_timing` before a launch, from the main thread only (the control pipe is read one
+    byte at a time, so two readers would garble it); a worker told to exit instead exits."""
+    main = threading.main_thread()
+
+    def gate() -> None:
+        if threading.current_thread() is main and not yield_to_timing(fd, reporter, device):
+            os._exit(0)
+
+    return gate
 
 
 def _read_line(fd: int) -> str:

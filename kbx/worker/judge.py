@@ -24,7 +24,7 @@ import signal
 import sys
 import traceback
 
-MAX_CACHED_TASKS = 4  # reference outputs of this many tasks stay cached (LRU), per judge process
+MAX_CACHED_TASKS = 4  # reference outputs (perf shapes' excepted) of this many tasks stay cached (LRU), per judge
 
 
 class Judge:
@@ -50,6 +50,7 @@ class Judge:
 
         from kbx.eval.compare import EXCEPTION_KEY
         from kbx.tasks.inputs import make_generator
+        from kbx.tasks.spec import PERF
         from kbx.worker.cases import to_plain, with_state
 
         key = (info.id, info.spec.version, self.device)
@@ -67,6 +68,8 @@ class Judge:
                 out = to_plain(out, device=self.device)
             except Exception as exc:  # the reference raising is part of the task (compared by type)
                 out = {EXCEPTION_KEY: type(exc).__name__}
+            if case.kind == PERF:  # GBs on the device: recomputed (milliseconds) rather than kept
+                return out
             per_task[(case.name, seed)] = out
         return per_task[(case.name, seed)]
 
@@ -139,7 +142,17 @@ def main() -> None:
             reply = judge.handle(json.loads(line))
         except Exception as exc:  # report and keep serving: one bad request must not end the run
             reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=-5)}
+        release_gpu_memory(judge.device)
         protocol.write(json.dumps(reply) + "\n")
+
+
+def release_gpu_memory(device: str) -> None:
+    """Hand the blocks a request freed back to the driver: a judge's caching allocator would
+    otherwise keep its peak (a perf shape's inputs, GBs) reserved while the workers run short."""
+    if device.startswith("cuda") and "torch" in sys.modules:
+        import torch
+
+        torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":
