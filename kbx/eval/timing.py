@@ -34,6 +34,7 @@ _SYNC = torch.cuda.synchronize
 _CLOCK = time.perf_counter
 MIN_WARMUP_CALLS = 3
 MIN_CAPPED_REPS = 3  # repetitions kept even when one call outlasts the time cap (slow kernels)
+MAX_ENERGY_CALLS = 20_000  # a burst of microsecond kernels is bounded by launch rate, not by this
 _telemetry: telemetry.Telemetry | None = None
 
 
@@ -99,10 +100,12 @@ def _time_shape(fn, info, case, device: str, pol: TimingPolicy, energy: bool) ->
         warm_until, n = _CLOCK() + pol.warmup_ms * 1e-3, 0
         while n < MIN_WARMUP_CALLS or _CLOCK() < warm_until:
             run(n)
+            _SYNC()  # else a slow kernel queues warmup_ms of launches: minutes of GPU work
             n += 1
         samples, host_excess, last = _measure(run, flush, pol)
         row.update(_summary(samples, host_excess, pol))
-        row.update(_energy(run, pol) if energy else {"telemetry": "read on the largest perf shape only"})
+        skipped = {"telemetry": "read on the largest perf shape only"}
+        row.update(_energy(run, pol, row["median_ms"]) if energy else skipped)
         row["last_seed"], row["ok"] = last[0], True
         if threading.active_count() > threads_before:
             row["host_suspect"] = "the entry started background threads"
@@ -149,16 +152,18 @@ def _measure(run, flush, pol: TimingPolicy):
     return samples, host_excess, last
 
 
-def _energy(run, pol: TimingPolicy) -> dict:
-    """Telemetry over a burst of back-to-back calls (no L2 flush, whose energy is not the kernel's)."""
+def _energy(run, pol: TimingPolicy, median_ms: float) -> dict:
+    """Telemetry over a burst of back-to-back calls (no L2 flush, whose energy is not the kernel's)
+    lasting about energy_burst_ms on the GPU: the call count comes from the measured median, since
+    launching for energy_burst_ms of host time would queue far more work than that for a slow kernel."""
     if pol.energy_burst_ms <= 0:
         return {"telemetry": "disabled"}
     meter = _gpu_telemetry(pol.nvml_index)
+    calls = int(min(MAX_ENERGY_CALLS, max(1, math.ceil(pol.energy_burst_ms / max(median_ms, 1e-6)))))
     _SYNC()
-    before, calls, until = meter.snapshot(), 0, _CLOCK() + pol.energy_burst_ms * 1e-3
-    while _CLOCK() < until:
-        run(calls)
-        calls += 1
+    before = meter.snapshot()
+    for i in range(calls):
+        run(i)
     _SYNC()
     return telemetry.around(before, meter.snapshot(), calls)
 
