@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="eval: the evaluator; llm: generation/evaluation overlap; "
                              "table: expert speedups over eager from an eval --json file")  # fmt: skip
     parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=4, help="attempts in flight per GPU")
+    parser.add_argument("--gpus", type=int, default=1, help="eval: GPUs of this host to spread attempts over")
+    parser.add_argument("--limit", type=int, default=0, help="eval: at most this many kernels (categories interleaved)")
     parser.add_argument("--category", default="all")
     parser.add_argument("--task", action="append", default=[])
     parser.add_argument("--json", dest="json_out", default="")
@@ -53,27 +55,31 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.json_out).write_text(json.dumps(report, indent=1))
         print(format_llm_report(report))
         return 0
-    report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out)
+    report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out, args.gpus, args.limit)
     print(format_report(report))
     return 0
 
 
-def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json_out: str = "") -> dict:
+def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json_out: str = "", gpus: int = 1,
+               limit: int = 0) -> dict:  # fmt: skip
     """Runs the benchmark; after every attempt and run it prints a line and rewrites `json_out`, so a
     benchmark cut short by a time limit still leaves its figures."""
     import torch
 
     from kbx import hardware as hw
-    from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.eval.evaluator import Attempt, EvalSettings
+    from kbx.eval.pool import open_evaluator
     from kbx.tasks import discover, select
 
     tasks = interleave_categories([t for t in select(discover(), task_ids, category) if t.expert_path])
+    tasks = tasks[:limit] if limit > 0 else tasks
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    gpus = hw.detect_gpus()
+    names = hw.detect_gpus()
     attempts = [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]
-    report = {"device": gpus[0] if gpus else "cpu", "n_kernels": len(attempts), "runs": [],
+    report = {"device": names[0] if names else "cpu", "gpus": gpus if device == "cuda" else 0,
+              "workers_per_gpu": workers, "n_kernels": len(attempts), "runs": [],
               "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
-              "ridge_flops_per_byte": ridge_point(gpus[0]) if gpus else 0.0}  # fmt: skip
+              "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
     print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
     for k in range(runs):
         started = time.perf_counter()
@@ -89,7 +95,7 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
             if json_out:  # partial runs too, so a benchmark cut short still leaves its figures
                 Path(json_out).write_text(json.dumps({**report, "partial": {"run": k, "records": done}}, indent=1))
 
-        with Evaluator(EvalSettings(device=device, workers=workers)) as ev:
+        with open_evaluator(EvalSettings(device=device, workers=workers), range(gpus)) as ev:
             stop = _heartbeat(ev)
             try:
                 records = ev.evaluate(attempts, on_record=progress)
@@ -232,7 +238,8 @@ def _statuses(records: list[dict]) -> dict:
 
 def format_report(report: dict) -> str:
     s = summarize(report)
-    lines = [f"device: {report['device']}   expert kernels: {report['n_kernels']}   statuses: {s['statuses']}",
+    lines = [f"device: {report['device']} x {report.get('gpus', 1)}, {report.get('workers_per_gpu', '?')} workers per GPU   "
+             f"expert kernels: {report['n_kernels']}   statuses: {s['statuses']}",
              f"(a) wall {s['wall_s']:.1f} s, {s['per_kernel_s']:.2f} s/kernel -> {s['suite_projection_s'] / 60:.1f} min "
              f"for {SUITE_SIZE} tasks; stage sums (s): "
              + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in s["stages_s"].items())]  # fmt: skip

@@ -29,15 +29,23 @@ class Hardware:
     peak_bf16_tflops: float = 0.0
     l2_mb: float = 0.0
     gpu_index: int = 0
+    gpus: tuple[int, ...] = ()  # several GPUs of this host for one run (kbx.eval.pool); () = gpu_index alone
 
     @property
     def device(self) -> str:
         return "cuda" if self.kind == "cuda" else "cpu"
 
+    @property
+    def indices(self) -> tuple[int, ...]:
+        """The GPU indices evaluation runs on."""
+        return self.gpus or (self.gpu_index,)
+
 
 def from_config(cfg) -> Hardware:
     fields = {f.name for f in dataclasses.fields(Hardware)}
-    return Hardware(**{k: v for k, v in dict(cfg).items() if k in fields})
+    values = {k: v for k, v in dict(cfg).items() if k in fields}
+    values["gpus"] = tuple(int(i) for i in values.get("gpus") or ())
+    return Hardware(**values)
 
 
 def load_profiles() -> dict[str, Hardware]:
@@ -77,14 +85,18 @@ def resolve(requested: Hardware, profiles: dict[str, Hardware], force: bool = Fa
       whatever is present, labelled as requested).
     """
     gpus = detect_gpus() if gpus is None else gpus
+    if requested.kind != "cpu" and len(requested.indices) > 1:
+        _check_same_model(requested.indices, gpus)
+        requested = dataclasses.replace(requested, gpu_index=requested.indices[0])
     present = gpus[requested.gpu_index] if len(gpus) > requested.gpu_index else ""
     if requested.name == "auto":
         if not present:
             return dataclasses.replace(profiles["cpu"])
         for profile in profiles.values():
             if profile.nvml_match and profile.nvml_match.lower() in present.lower():
-                return dataclasses.replace(profile, gpu_name=present, gpu_index=requested.gpu_index)
-        return Hardware(name=_slug(present), kind="cuda", gpu_name=present, gpu_index=requested.gpu_index)
+                return dataclasses.replace(profile, gpu_name=present, gpu_index=requested.gpu_index, gpus=requested.gpus)
+        return Hardware(name=_slug(present), kind="cuda", gpu_name=present, gpu_index=requested.gpu_index,
+                        gpus=requested.gpus)
     if requested.kind == "cpu":
         return requested
     matches = bool(present) and requested.nvml_match.lower() in present.lower()
@@ -97,6 +109,17 @@ def resolve(requested: Hardware, profiles: dict[str, Hardware], force: bool = Fa
     if not present:
         return dataclasses.replace(requested, kind="cpu", gpu_name="")  # forced label, evaluated on the CPU
     return dataclasses.replace(requested, gpu_name=present)
+
+
+def _check_same_model(indices: tuple[int, ...], gpus: list[str]) -> None:
+    """Every requested GPU exists and all are one model: one run's results carry one GPU label."""
+    missing = [i for i in indices if i >= len(gpus)]
+    if missing:
+        raise HardwareError(f"hardware.gpus={list(indices)} asks for GPU {missing[0]}, but {len(gpus)} GPU(s) are present")
+    models = {gpus[i] for i in indices}
+    if len(models) > 1:
+        raise HardwareError(f"hardware.gpus={list(indices)} mixes GPU models ({', '.join(sorted(models))}); "
+                            "run each model separately")  # fmt: skip
 
 
 def _slug(name: str) -> str:

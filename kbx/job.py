@@ -20,7 +20,8 @@ from omegaconf import DictConfig, OmegaConf
 import kbx
 from kbx import hardware as hw
 from kbx.errors import ConfigError
-from kbx.eval.evaluator import EvalSettings, Evaluator
+from kbx.eval.evaluator import EvalSettings
+from kbx.eval.pool import open_evaluator
 from kbx.loop import run_suite
 from kbx.summary import summarize, table
 from kbx.tasks.registry import discover, select
@@ -95,7 +96,8 @@ class Job:
         status = "FAILED"
         try:
             todo = [t for t in self.tasks if t.id not in done]
-            with Evaluator(self.eval_settings()) as evaluator, _Progress() as progress:
+            evaluator = open_evaluator(self.eval_settings(), self.hardware.indices)
+            with evaluator, _Progress() as progress:
                 fresh = run_suite(self.method, todo, evaluator, cfg.iteration.rounds,
                                   on_round_start=progress.start, on_record=progress.update, parallel=self.parallel(),
                                   on_round_done=on_round_done, on_task_done=log_task)  # fmt: skip
@@ -121,7 +123,8 @@ class Job:
 
     def parallel(self) -> int:
         """Tasks advanced at once: enough to keep both the LLM slots and the evaluator's workers busy."""
-        workers = int(self.cfg.eval.workers)
+        gpus = len(self.hardware.indices) if self.hardware.device == "cuda" else 1
+        workers = int(self.cfg.eval.workers) * gpus  # eval.workers is per GPU
         return max(workers, int(self.cfg.llm.concurrency)) if self.llm is not None else workers
 
     def secrets(self) -> tuple[str, ...]:
@@ -173,6 +176,7 @@ class Job:
             "category": cfg.category.name,
             "hardware": self.hardware.name,
             "gpu_name": self.hardware.gpu_name or "none",
+            "gpus": len(self.hardware.indices) if self.hardware.device == "cuda" else 0,
             "device": self.hardware.device,
             "iteration": cfg.iteration.rounds,
             "n_tasks": len(self.tasks),

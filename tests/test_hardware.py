@@ -38,3 +38,18 @@ def test_named_gpu_must_be_present_unless_forced(profiles):
     assert resolve(profiles["h200"], profiles, force=True, gpus=[H100_NAME]).name == "h200"
     assert resolve(profiles["h100"], profiles, force=True, gpus=[]).device == "cpu"
     assert resolve(profiles["h100"], profiles, gpus=[H100_NAME]).gpu_name == H100_NAME
+
+
+def test_several_gpus_of_one_model(profiles):
+    import dataclasses
+
+    two = dataclasses.replace(profiles["h100"], gpus=(0, 1))
+    found = resolve(two, profiles, gpus=[H100_NAME, H100_NAME])
+    assert found.indices == (0, 1) and found.gpu_index == 0 and found.gpu_name == H100_NAME
+    auto = resolve(Hardware(name="auto", kind="auto", gpus=(1, 0)), profiles, gpus=[H100_NAME, H100_NAME])
+    assert (auto.name, auto.indices, auto.gpu_index) == ("h100", (1, 0), 1)
+    with pytest.raises(HardwareError, match=r"asks for GPU 2, but 2 GPU\(s\) are present"):
+        resolve(dataclasses.replace(two, gpus=(0, 2)), profiles, gpus=[H100_NAME, H100_NAME])
+    with pytest.raises(HardwareError, match="mixes GPU models"):
+        resolve(two, profiles, gpus=[H100_NAME, "NVIDIA H200"])
+    assert profiles["h100"].indices == (0,)  # no list: gpu_index alone

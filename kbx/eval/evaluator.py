@@ -74,6 +74,23 @@ class EvalSettings:
         return self.device == "cuda"
 
 
+def evaluate_all(
+    evaluate_one: Callable[[Attempt], EvalRecord], attempts: Sequence[Attempt], workers: int,
+    on_record: Callable[[int, EvalRecord], None] | None = None,
+) -> list[EvalRecord]:  # fmt: skip
+    """`evaluate_one` over the attempts from `workers` threads; records in input order, and each
+    also handed to `on_record(index, record)` as it comes."""
+    records: list[EvalRecord | None] = [None] * len(attempts)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {pool.submit(evaluate_one, a): i for i, a in enumerate(attempts)}
+        for future in concurrent.futures.as_completed(futures):
+            i = futures[future]
+            records[i] = future.result()
+            if on_record:
+                on_record(i, records[i])
+    return records  # type: ignore[return-value]
+
+
 class Evaluator:
     """Judges attempts on one device. Use as a context manager so worker processes are closed."""
 
@@ -125,15 +142,7 @@ class Evaluator:
         self, attempts: Sequence[Attempt], on_record: Callable[[int, EvalRecord], None] | None = None
     ) -> list[EvalRecord]:
         """Judge attempts concurrently; records come back in input order."""
-        records: list[EvalRecord | None] = [None] * len(attempts)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
-            futures = {pool.submit(self.evaluate_one, a): i for i, a in enumerate(attempts)}
-            for future in concurrent.futures.as_completed(futures):
-                i = futures[future]
-                records[i] = future.result()
-                if on_record:
-                    on_record(i, records[i])
-        return records  # type: ignore[return-value]
+        return evaluate_all(self.evaluate_one, attempts, self.settings.workers, on_record)
 
     def in_flight(self) -> list[tuple[str, str, float]]:
         """(task, phase, seconds in it) for every attempt under way: where a slow run is stuck."""
