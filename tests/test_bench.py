@@ -1,0 +1,32 @@
+"""kbx.bench's figures from a benchmark report: the expert table and timing repeatability."""
+
+from __future__ import annotations
+
+from kbx.bench import expert_table, repeatability
+
+
+def _record(task, status, speedup=None, reason=""):
+    return {"task": task, "status": status, "speedup": speedup, "reason": reason}
+
+
+def test_expert_table_counts_correct_kernels_and_fast_flagged_ones_only():
+    records = [
+        _record("Math/add", "ok", 0.5),
+        _record("Math/mul", "ok", 2.0),
+        _record("Loss/nll_loss", "timing_suspect", 16.0, "speedup 16.0x over eager exceeds 10x: flagged for review"),
+        _record("Loss/mse_loss", "timing_suspect", 3.0, "shape s: host wall time exceeds the GPU's by 2.4 ms"),
+        _record("Reduce/sum", "mismatch"),
+    ]
+    table = expert_table({"runs": [{"records": records}]})
+    assert "| Loss/nll_loss | timing_suspect (> 10x, flagged for review; counted) | 16.00x |" in table
+    assert "| Loss/mse_loss | timing_suspect | - |" in table  # a timing that cannot be trusted is not counted
+    assert "| Math | 2 | 1.00x | 1 (50%) |" in table
+    assert "| all | 3 | 2.52x | 1 (33%) |" in table  # (0.5 * 2 * 16) ** (1/3)
+
+
+def test_repeatability_over_shapes_both_runs_timed():
+    def run(ms):
+        return [{"task": "Math/add", "shapes": [{"shape": s, "kernel_ms_median": v} for s, v in ms.items()]}]
+
+    rep = repeatability(run({"a": 1.0, "b": 1.0, "c": 2.0}), run({"a": 1.0, "b": 1.1, "d": 5.0}))
+    assert rep["shapes"] == 2 and abs(rep["median_rel_delta"] - 0.1 / 1.05 / 2) < 1e-12
