@@ -130,10 +130,27 @@ def degenerate_notes(frame: pd.DataFrame, outcomes: pd.DataFrame, built: dict) -
                      "the cross-hardware spread and the speedup plots are empty")  # fmt: skip
     if frame["round"].max() == 0:
         notes.append("every run has a single round: there is no iteration trajectory")
+    notes += late_starts(frame)
     if built["cross_hardware"].empty and outcomes["speedup"].notna().any():
         notes.append("no kernel was timed on two or more GPUs: no cross-hardware spread")
     if built["quantization"].empty:
         notes.append("no Quantization task runs")
+    return notes
+
+
+def late_starts(frame: pd.DataFrame) -> list[str]:
+    """Per iterating method: task runs with no round-0 attempt, which best-so-far rates count as failing until tried."""
+    notes = []
+    first = frame[frame["attempts"] > 0].groupby("run_id")["round"].min()
+    for method, g in frame.groupby("method", observed=True):
+        if g["round"].max() == 0:
+            continue
+        runs = g["run_id"].drop_duplicates()
+        late = int((runs.map(first).fillna(np.inf) > 0).sum())
+        if late:
+            notes.append(f"{method}: {late} of {len(runs)} task runs have no round-0 attempt; best-so-far rates count "
+                         "them as failing until their first attempt (the trajectory's `attempted` column; "
+                         "`rescued_untried_before` in the transitions)")  # fmt: skip
     return notes
 
 
@@ -174,7 +191,8 @@ def markdown(selection, frame, dev, built, figures, heads, notes, out: Path) -> 
         "", "## Iteration", "",
         "Best so far after each round (what the method would ship if stopped there), and the round's own attempts:", "",
         table("trajectory"), "",
-        "Kernels first correct at round k (rescued) against kernels already correct at round k-1 (persistent):", "",
+        "Kernels first correct at round k (rescued; `rescued_untried_before` of them had no attempt before k) against "
+        "kernels already correct at round k-1 (persistent):", "",
         table("transitions"), "", f"![trajectory]({rel(figures['trajectory'])})",
         "", "## Cross-hardware speedup spread", "",
         "Per kernel (method x task) timed on two or more GPUs: max / min speedup across GPUs.", "",

@@ -111,19 +111,32 @@ def trajectory(frame: pd.DataFrame, by=GROUP) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def transitions(frame: pd.DataFrame, by=GROUP) -> pd.DataFrame:
-    """Per round k >= 1: kernels rescued at k (first correct) against those correct since k-1.
+def transition_kinds(frame: pd.DataFrame, by=GROUP) -> pd.DataFrame:
+    """One row per task run and round k >= 1: its kind at k (rescued, persistent or other).
 
-    Speedups are each group's best-so-far at round k.
+    `tried_before` says whether the run had an attempt in some round before k: a run rescued at k
+    without one (a method that first tried the task at k, or stored predictions lacking the early
+    rounds) was never failing a kernel of its own, only missing one.
     """
     cols = ["run_id", "round", "best_correct", "best_speedup"]
     now = frame[[*by, *cols]].copy()
-    before = frame[["run_id", "round", "best_correct"]].rename(columns={"best_correct": "was_correct"})
-    before = before.assign(round=before["round"] + 1)
+    before = frame[["run_id", "round", "best_correct", "attempts"]].sort_values(["run_id", "round"], kind="stable")
+    before = before.assign(tried_before=before.groupby("run_id")["attempts"].cumsum() > 0, round=before["round"] + 1)
+    before = before.drop(columns="attempts").rename(columns={"best_correct": "was_correct"})
     joined = now.merge(before, on=["run_id", "round"], how="inner")
     joined["kind"] = np.select([(joined["was_correct"] > 0) & (joined["best_correct"] > 0),
                                 ~(joined["was_correct"] > 0) & (joined["best_correct"] > 0)],
                                ["persistent", "rescued"], "other")  # fmt: skip
+    return joined
+
+
+def transitions(frame: pd.DataFrame, by=GROUP) -> pd.DataFrame:
+    """Per round k >= 1: kernels rescued at k (first correct) against those correct since k-1.
+
+    Speedups are each group's best-so-far at round k. `rescued_untried_before` counts the rescued
+    runs that had no attempt before k (see `transition_kinds`).
+    """
+    joined = transition_kinds(frame, by)
     rows = []
     for key, g in joined.groupby([*by, "round"], observed=True):
         row = dict(zip([*by, "round"], key, strict=True))
@@ -132,9 +145,11 @@ def transitions(frame: pd.DataFrame, by=GROUP) -> pd.DataFrame:
             part = g[g["kind"] == kind]
             s = part["best_speedup"].dropna()
             row.update({kind: len(part), f"{kind}_timed": len(s), f"{kind}_mean_speedup": s.mean() if len(s) else np.nan})
+            if kind == "rescued":
+                row["rescued_untried_before"] = int((~part["tried_before"]).sum())
         rows.append(row)
-    columns = [*by, "round", "transition", "rescued", "rescued_timed", "rescued_mean_speedup", "persistent",
-               "persistent_timed", "persistent_mean_speedup"]  # fmt: skip
+    columns = [*by, "round", "transition", "rescued", "rescued_untried_before", "rescued_timed", "rescued_mean_speedup",
+               "persistent", "persistent_timed", "persistent_mean_speedup"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -165,3 +165,60 @@ def test_trajectory_and_rescued_versus_persistent():
     t = tables.transitions(f).iloc[0]
     assert t["transition"] == "0->1" and t["rescued"] == 1 and t["persistent"] == 1
     assert t["rescued_mean_speedup"] == 1.0 and t["persistent_mean_speedup"] == 2.0
+
+
+def late_start_frame() -> pd.DataFrame:
+    """Five task runs of one iterating method, rounds 0-2; None marks a round with no attempt.
+
+    a: correct at 0, a wrong attempt at 1; b: wrong at 0, correct at 1 (rescued after a failure);
+    c: first tried at 1 (wrong), correct at 2; d: first tried at 1, correct there (rescued with no
+    attempt before); e: fails to compile at 0 and 2.
+    """
+    plan = {"a": [(1, 1), (1, 0), None], "b": [(1, 0), (1, 1), None], "c": [None, (1, 0), (1, 1)],
+            "d": [None, (1, 1), None], "e": [(0, 0), None, (0, 0)]}  # fmt: skip
+    rows = []
+    for run, rounds in plan.items():
+        best = [0.0, 0.0]
+        for k, attempt in enumerate(rounds):
+            if attempt:
+                best = [max(best[0], attempt[0]), max(best[1], attempt[1])]
+            compiled, correct = attempt or (np.nan, np.nan)
+            rows.append({"run_id": run, "job_run_id": "job1", "method": "geak", "hardware": "cpu", "round": k,
+                         "attempts": 1.0 if attempt else 0.0, "compiled": compiled, "correct": correct,
+                         "best_compiled": best[0], "best_correct": best[1], "best_speedup": np.nan})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_rescues_without_an_earlier_attempt_are_counted_apart():
+    t = tables.transitions(late_start_frame()).set_index("round")
+    assert t.loc[1, ["rescued", "rescued_untried_before", "persistent"]].tolist() == [2, 1, 1]  # b and d; a
+    assert t.loc[2, ["rescued", "rescued_untried_before", "persistent"]].tolist() == [1, 0, 3]  # c; a, b, d
+
+
+def test_headline_compile_rates_are_best_so_far_and_own_round_with_their_runs():
+    from analysis import headline
+
+    rows = {r["claim"]: r for r in headline._iteration(late_start_frame())}
+    best0, best2 = (rows[f"GEAK compile rate, {r} round, best so far (geak)"] for r in ("first", "last"))
+    own0, own2 = (rows[f"GEAK compile rate, {r} round's own attempts (geak)"] for r in ("first", "last"))
+    assert (best0["paper"], best2["paper"]) == (own0["paper"], own2["paper"]) == headline.PAPER_GEAK_COMPILE
+    assert best0["kbx"] == pytest.approx(2 / 5) and best2["kbx"] == pytest.approx(4 / 5)  # untried runs count as failing
+    assert own0["kbx"] == pytest.approx(2 / 3) and own2["kbx"] == pytest.approx(1 / 2)  # only the runs tried that round
+    assert [r["source"]["task_runs"] for r in (best0, best2, own0, own2)] == [5, 5, 3, 2]
+    assert all(r["source"]["jobs"] == ["job1"] for r in rows.values())
+    assert "3 of 5 tried round 0" in best0["source"]["subset"]
+    rescued = rows["GEAK mean speedup of kernels rescued by a later round (geak)"]
+    assert rescued["kbx"] is None and rescued["source"]["task_runs"] == 3  # b, c, d
+    assert "(0->1: 2, 1->2: 1), 1 of them with no attempt before" in rescued["source"]["subset"]
+    persistent = rows["GEAK mean speedup of kernels correct since the round before (geak)"]
+    assert persistent["source"]["task_runs"] == 3  # a, b, d
+
+
+def test_report_notes_task_runs_with_no_round_0_attempt():
+    from analysis.report import late_starts
+
+    assert late_starts(late_start_frame()) == [
+        "geak: 2 of 5 task runs have no round-0 attempt; best-so-far rates count them as failing until their first "
+        "attempt (the trajectory's `attempted` column; `rescued_untried_before` in the transitions)"]  # fmt: skip
+    single = late_start_frame().query("round == 0")
+    assert late_starts(single) == []  # a method that never iterates has no trajectory to qualify
