@@ -1,11 +1,15 @@
 """Every expert kernel passes the full evaluator (the interpreter on CPU; the GPU on the device).
 
 Under the interpreter some constructs cannot run (bf16 arithmetic, libdevice, autotune); those
-experts may come back `unsupported_on_cpu` but never as wrong.
+experts may come back `unsupported_on_cpu` but never as wrong. The interpreter also lets a @triton.jit
+function read any module-level global, which the GPU compiler refuses unless the global is a
+`tl.constexpr(...)`; a static check catches that on CPU.
 """
 
 from __future__ import annotations
 
+import ast
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,8 @@ from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
 from kbx.eval.record import Status
 from kbx.tasks import discover
 
-EXPERTS = sorted(t.id for t in discover().values() if t.expert_path)
+EXPERT_PATHS = {t.id: t.expert_path for t in discover().values() if t.expert_path}
+EXPERTS = sorted(EXPERT_PATHS)
 
 
 @pytest.fixture(scope="module")
@@ -43,3 +48,93 @@ def test_expert_passes(expert_records, task_id):
     assert record.triton_launches > 0
     if record.status is Status.OK:
         assert record.cases_passed == record.cases_total > 0
+
+
+# Module-level names a @triton.jit body may read, besides imports, functions and classes: those
+# bound by a call of one of these (the compiler accepts constexpr globals only).
+_CONSTEXPR_CALLS = {"tl.constexpr", "triton.language.constexpr", "constexpr"}
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _is_jit(fn: ast.FunctionDef) -> bool:
+    return any(_dotted(d.func if isinstance(d, ast.Call) else d) in {"triton.jit", "jit"} for d in fn.decorator_list)
+
+
+def _non_constexpr_globals(tree: ast.Module) -> set[str]:
+    """Module-level names bound by something other than an import, a def/class or a constexpr call."""
+    good, bad = set(), set()
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, (ast.Import, ast.ImportFrom)):
+                good.update((a.asname or a.name).split(".")[0] for a in s.names)
+            elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                good.add(s.name)
+            elif isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                constexpr = (isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
+                             and _dotted(s.value.func) in _CONSTEXPR_CALLS)  # fmt: skip
+                for target in s.targets if isinstance(s, ast.Assign) else [s.target]:
+                    names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+                    (good if constexpr else bad).update(names)
+            else:  # names bound inside module-level if / try / with / for blocks
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(s, block, None) or [])
+                for handler in getattr(s, "handlers", None) or []:
+                    visit(handler.body)
+
+    visit(tree.body)
+    return bad
+
+
+def jit_global_reads(source: str) -> list[str]:
+    """'function reads NAME (line L)' for every non-constexpr module-level global a @triton.jit body reads."""
+    tree = ast.parse(source)
+    bad = _non_constexpr_globals(tree)
+    found = []
+    for fn in tree.body:
+        if not (isinstance(fn, ast.FunctionDef) and _is_jit(fn)):
+            continue
+        args = fn.args
+        local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+        local |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        for stmt in fn.body:  # the body only: argument defaults are evaluated by Python, not the compiler
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bad and n.id not in local:
+                    found.append(f"{fn.name} reads {n.id} (line {n.lineno})")
+    return found
+
+
+def test_global_check_flags_plain_float_and_accepts_constexpr():
+    source = textwrap.dedent("""
+        import math
+        import triton
+        import triton.language as tl
+        A = 0.5
+        B = tl.constexpr(math.pi)
+        BLOCK = 128
+
+        @triton.jit
+        def helper(x):
+            return x * B
+
+        @triton.jit
+        def kernel(p, BLOCK: tl.constexpr = BLOCK):
+            y = helper(tl.load(p)) * A
+            tl.store(p, y + BLOCK)
+    """)
+    assert jit_global_reads(source) == ["kernel reads A (line 15)"]
+
+
+@pytest.mark.parametrize("task_id", EXPERTS)
+def test_expert_jit_reads_only_constexpr_globals(task_id):
+    """A plain module-level float read inside a kernel passes the interpreter but fails to compile on the GPU
+    ("Cannot access global variable ... from within @jit'ed function")."""
+    found = jit_global_reads(Path(EXPERT_PATHS[task_id]).read_text())
+    assert not found, "make these module-level globals tl.constexpr(...): " + "; ".join(found)

@@ -10,8 +10,9 @@ import triton
 import triton.language as tl
 
 BLOCK_M, BLOCK_N, BLOCK_K = 64, 64, 32
-SQRT1_2 = 0.7071067811865476
-SQRT_2_OVER_PI = 0.7978845608028654
+# Globals read inside @triton.jit code must be tl.constexpr: the compiler rejects plain floats.
+SQRT1_2 = tl.constexpr(0.7071067811865476)
+SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
 
 
 @triton.jit

@@ -12,8 +12,9 @@ import triton.language as tl
 
 BLOCK = 2048
 ITERS = 16
-SQRT1_2 = 0.7071067811865476
-SQRT_2_OVER_PI = 0.7978845608028654
+# Globals read inside @triton.jit code must be tl.constexpr: the compiler rejects plain floats.
+SQRT1_2 = tl.constexpr(0.7071067811865476)
+SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
 
 
 @triton.jit

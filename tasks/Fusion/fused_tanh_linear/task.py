@@ -1,19 +1,50 @@
 """Fusion/fused_tanh_linear: tanh(input @ weight^T + bias), fp32 or fp16.
 
-Tolerance: TF32-level error on fp32 (matmul_tolerance); fp16 keeps the default two-ulp rule (tanh
-flattens the effect of the reference's fp16 rounding of the linear output). Upstream's fixed cases
-drew fp32 inputs with torch.randn; here they are seeded draws of the same shapes.
+Tolerance: fp16 keeps the default two-ulp rule (tanh flattens the effect of the reference's fp16
+rounding of the linear output). Upstream's fixed cases drew fp32 inputs with torch.randn; here they
+are seeded draws of the same shapes.
+
+Version 2, fp32 rule (`tf32_through_tanh`): the TF32 allowance belongs to the matrix product, so it is
+applied to the pre-activation z = input @ weight^T + bias and carried through tanh. Version 1 scaled
+matmul_tolerance's rms term by the output's rms, but tanh squashes that to about 1 while z's rms is
+sqrt(K) (64 to 128 at the perf shapes), and near z = 0, where tanh's slope is 1, z's TF32 error
+passes to the output unchanged: honest TF32 kernels failed (the expert on the H100: 7 of 16384
+elements at K = 128, error 0.0127 against an allowance of 0.0094; simulated TF32 at K = 4096: about
+3500 of 524288). An fp32 output now passes where it lies in tanh([z - d, z + d]), z computed in fp64
+and d = TF32_RMS_ATOL * rms(z), widened by the default fp32 atol and rtol: what a plain matrix
+product may be off by, seen through tanh (generous near z = 0, tight where tanh saturates).
 """
 
 import torch
 import torch.nn.functional as F
 
-from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
+from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import rand_tensor
+from kbx.tasks.spec import TF32_RMS_ATOL
+
+TOLERANCE = Tolerance()
 
 
 def reference(input, weight, bias=None):
     return torch.tanh(F.linear(input, weight, bias))
+
+
+def tf32_through_tanh(call: Call, got) -> str | None:
+    """For fp32: '' when each output lies within tanh of the pre-activation's TF32 interval (module
+    docstring), else a reason. fp16 outputs (None) are compared elementwise as usual."""
+    if got.dtype != torch.float32:
+        return None
+    x, w, b = call.args
+    z = F.linear(x.double(), w.double(), b.double() if b is not None else None)
+    d = TF32_RMS_ATOL * float(z.square().mean().sqrt()) if z.numel() else 0.0
+    atol, rtol, _ = TOLERANCE.for_dtype("float32")
+    lo, hi, g = torch.tanh(z - d), torch.tanh(z + d), got.double()
+    ok = (g >= lo - atol - rtol * lo.abs()) & (g <= hi + atol + rtol * hi.abs())  # NaN fails both
+    if bool(ok.all()):
+        return ""
+    err = (g - torch.tanh(z)).abs().nan_to_num(float("inf"))[~ok]
+    return (f"{int((~ok).sum())} of {ok.numel()} fp32 elements lie outside tanh of the TF32 interval of the "
+            f"pre-activation (largest error {float(err.max()):.3g})")  # fmt: skip
 
 
 def make_inputs(params, gen, device) -> Call:
@@ -64,6 +95,11 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
-    notes="TF32-level tolerance on fp32; fixed randn cases seeded; adds an fp32 random case.",
+    tolerance=TOLERANCE,
+    stochastic=tf32_through_tanh,
+    version=2,
+    notes=(
+        "fp32: TF32 allowance on the pre-activation carried through tanh (tf32_through_tanh); fixed randn cases "
+        "seeded; adds an fp32 random case."
+    ),
 )

@@ -1,12 +1,21 @@
 """MatrixMultiply/matrix_multiply_symmetric: C1 = alpha*A@B + beta*C, then alpha*C1@C1^T + beta*C1.
 
-kbx departures: the fp32 tolerance allows TF32 tl.dot (rms term); perf shapes are fp32 instead of
-fp16, because with upstream's uniform [0, 1) inputs C1 @ C1^T overflows fp16 from n = 128 on.
+kbx departures: the fp32 tolerance allows TF32 tl.dot; perf shapes are fp32 instead of fp16, because
+with upstream's uniform [0, 1) inputs C1 @ C1^T overflows fp16 from n = 128 on.
+
+Version 2, tolerance: the rms term of matmul_tolerance covers TF32 rounding that cancels over
+random-sign sums, but C1 @ C1^T's diagonal sums squares, where it cannot cancel. On the H100, TF32
+tl.dot drops the low mantissa bits of its fp32 operands (up to 2^-10 relative, always towards zero;
+the measured errors match truncation, not rounding to nearest), so every square loses up to
+2 * 2^-10 and C1, itself a TF32 product, brings up to 2 * 2^-10 more: the diagonal comes out low by
+up to 4 * 2^-10 relative (measured: 2.5 * 2^-10, 6 of 1024 elements over the rms allowance on
+standard_32x64). fp32 therefore also gets rtol 4 * 2^-10 (about 0.4%).
 """
 
 import torch
 
-from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
+from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
+from kbx.tasks.spec import TF32_RMS_ATOL
 from kbx.tasks.inputs import literal, rand_tensor
 
 
@@ -74,6 +83,11 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
-    notes="fp32 tolerance allows TF32 tl.dot (rms term); fp32 perf shapes (fp16 overflows on upstream's inputs).",
+    # matmul_tolerance's rms term plus an rtol for the TF32 truncation bias of the Gram diagonal (docstring)
+    tolerance=Tolerance(rtol={"float32": 4 * 2.0**-10}, rms_atol={"float32": TF32_RMS_ATOL}),
+    version=2,
+    notes=(
+        "fp32 tolerance allows TF32 tl.dot (rms term, and rtol 4 * 2^-10 for the diagonal of C1 @ C1^T); fp32 perf "
+        "shapes (fp16 overflows on upstream's inputs)."
+    ),
 )

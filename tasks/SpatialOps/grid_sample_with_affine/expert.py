@@ -4,6 +4,13 @@ Each program takes a block of output pixels of one image, forms their normalised
 applies theta (the grid is never materialised), maps them to input pixel coordinates with torch's
 padding rules (zeros, border, reflection) and samples every channel, bilinear or nearest
 (round half to even, as torch).
+
+Coordinates follow torch's CUDA operation order, because at a 256-pixel input one ulp of the
+normalised grid moves a sample by ~1.5e-5 pixels, enough to change an output by ~1.5e-4: the base grid
+is torch.linspace(-1, 1, size) (start + step * i on the first half, end - step * (size - 1 - i) on the
+second, each one FMA) scaled by (size - 1) and then by fp32(1 / size); theta is applied as a GEMM
+accumulates (x * t0, then FMAs); unnormalisation is one FMA; bilinear weights are differences to the
+far corner ((x0 + 1) - ix), accumulated NW, NE, SW, SE.
 """
 
 import torch
@@ -27,12 +34,25 @@ def _reflect(coord, twice_low, twice_high):
 
 
 @triton.jit
+def _base_coord(i, size, ALIGN: tl.constexpr):
+    """affine_grid's normalised coordinate of index i along an axis of `size` points (0 when size is 1).
+    The two scalar divisions are IEEE-rounded (div_rn), as torch's host-side step and 1 / size are."""
+    sizef = size.to(tl.float32)
+    step = tl.math.div_rn(2.0, tl.maximum(size - 1, 1).to(tl.float32))
+    v = tl.where(i < size // 2, tl.fma(step, i.to(tl.float32), -1.0),
+                 tl.fma(-step, (size - 1 - i).to(tl.float32), 1.0))  # fmt: skip
+    if not ALIGN:
+        v = v * (sizef - 1.0) * tl.math.div_rn(1.0, sizef)
+    return tl.where(size > 1, v, 0.0)
+
+
+@triton.jit
 def _source_coord(g, size, PAD: tl.constexpr, ALIGN: tl.constexpr):
     sizef = size.to(tl.float32)
     if ALIGN:
         c = (g + 1.0) / 2.0 * (sizef - 1.0)
     else:
-        c = ((g + 1.0) * sizef - 1.0) / 2.0
+        c = tl.fma(g + 1.0, sizef, -1.0) / 2.0
     if PAD == 2:
         if ALIGN:
             if size > 1:
@@ -65,16 +85,11 @@ def _grid_sample_kernel(x_ptr, theta_ptr, out_ptr, C, H, W, Ho, Wo,
     mask = offs < npix
     oh = offs // Wo
     ow = offs % Wo
-    # normalised base-grid coordinates of the output pixel (torch's affine_grid linspace)
-    if ALIGN:
-        bx = tl.where(Wo > 1, -1.0 + 2.0 * ow.to(tl.float32) / tl.maximum(Wo - 1, 1).to(tl.float32), -1.0)
-        by = tl.where(Ho > 1, -1.0 + 2.0 * oh.to(tl.float32) / tl.maximum(Ho - 1, 1).to(tl.float32), -1.0)
-    else:
-        bx = (2.0 * ow.to(tl.float32) + 1.0) / Wo.to(tl.float32) - 1.0
-        by = (2.0 * oh.to(tl.float32) + 1.0) / Ho.to(tl.float32) - 1.0
+    bx = _base_coord(ow, Wo, ALIGN)  # normalised base-grid coordinates of the output pixel
+    by = _base_coord(oh, Ho, ALIGN)
     t = theta_ptr + n * 6
-    gx = bx * tl.load(t) + by * tl.load(t + 1) + tl.load(t + 2)
-    gy = bx * tl.load(t + 3) + by * tl.load(t + 4) + tl.load(t + 5)
+    gx = tl.fma(by, tl.load(t + 1), bx * tl.load(t)) + tl.load(t + 2)
+    gy = tl.fma(by, tl.load(t + 4), bx * tl.load(t + 3)) + tl.load(t + 5)
     ix = _source_coord(gx, W, PAD, ALIGN)
     iy = _source_coord(gy, H, PAD, ALIGN)
     x_base = x_ptr + n * sxn
@@ -94,8 +109,8 @@ def _grid_sample_kernel(x_ptr, theta_ptr, out_ptr, C, H, W, Ho, Wo,
         fy0 = tl.floor(iy)
         wx1 = ix - fx0
         wy1 = iy - fy0
-        wx0 = 1.0 - wx1
-        wy0 = 1.0 - wy1
+        wx0 = (fx0 + 1.0) - ix
+        wy0 = (fy0 + 1.0) - iy
         in_x0 = (fx0 >= 0.0) & (fx0 <= (W - 1).to(tl.float32))
         in_x1 = (fx0 + 1.0 >= 0.0) & (fx0 + 1.0 <= (W - 1).to(tl.float32))
         in_y0 = (fy0 >= 0.0) & (fy0 <= (H - 1).to(tl.float32))
@@ -114,7 +129,10 @@ def _grid_sample_kernel(x_ptr, theta_ptr, out_ptr, C, H, W, Ho, Wo,
             v01 = tl.load(base + y0 * sxh + x1 * sxw, mask=m01, other=0.0).to(tl.float32)
             v10 = tl.load(base + y1 * sxh + x0 * sxw, mask=m10, other=0.0).to(tl.float32)
             v11 = tl.load(base + y1 * sxh + x1 * sxw, mask=m11, other=0.0).to(tl.float32)
-            v = v00 * (wy0 * wx0) + v01 * (wy0 * wx1) + v10 * (wy1 * wx0) + v11 * (wy1 * wx1)
+            v = v00 * (wx0 * wy0)
+            v = tl.fma(v01, wx1 * wy0, v)
+            v = tl.fma(v10, wx0 * wy1, v)
+            v = tl.fma(v11, wx1 * wy1, v)
             tl.store(o_base + c * npix, v.to(out_ptr.dtype.element_ty), mask=mask)
 
 

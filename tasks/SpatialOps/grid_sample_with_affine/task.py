@@ -2,9 +2,19 @@
 
 kbx departures: upstream's four cases all used the identity theta (given as int64), which only
 reproduce the input; kbx keeps them and adds bilinear cases with random affine theta (rotation,
-scale, shift; sampling partly outside the image). Their fp32 atol is 1e-4 (see the tolerance
+scale, shift; sampling partly outside the image). Their fp32 atol is 5e-4 (see the tolerance
 comment). The perf theta is a random near-identity affine map rather than raw randn, so most
 samples fall inside the image.
+
+Version 2: atol 1e-4 -> 5e-4. Version 1's bound was measured on the small cases (inputs up to 64
+pixels wide); the perf input is 256 wide, where one ulp of the normalised grid coordinate is
+128 * 2^-23 = 1.5e-5 pixels, and randn neighbours differ by up to ~10, so an output moves by up to
+~1.6e-4 per ulp (measured by nudging the reference grid one ulp: 1.3e-4 to 1.6e-4 at every perf
+shape; four ulps: up to 3.1e-4). Bilinear sampling is continuous, so there is no jump at pixel
+boundaries: the error is this coordinate rounding times the image's slope, and an honest kernel
+that forms the grid in another order (the expert on the H100: 1.4e-4, 1 of 3.1M elements at
+out1024) is that far off. 5e-4 allows a few ulps; sampling bugs (half-pixel shifts, wrong
+align_corners, wrong padding) are off by 0.1 or more.
 """
 
 import torch
@@ -81,9 +91,10 @@ TASK = Task(
     bytes=_bytes,
     # Sample coordinates are ((g + 1) * W - 1) / 2 with g = theta applied to the base grid in fp32,
     # so even the identity theta lands a few ulps off pixel centres, and an honest kernel that orders
-    # these operations differently moves samples by ~1e-5 pixels; times the pixel-to-pixel
-    # differences of randn images (up to ~5) outputs differ by up to ~3.5e-5 (measured), over the
-    # default 1e-5.
-    tolerance=Tolerance(atol={"float32": 1e-4}),
-    notes="adds random-theta bilinear cases (upstream: identity theta only); fp32 atol 1e-4; perf theta near identity",
+    # these operations differently moves samples by a few ulps of W / 2 * 2^-23 pixels; times the
+    # pixel-to-pixel differences of randn images (up to ~10) outputs differ by up to ~1.6e-4 per ulp
+    # at the 256-pixel perf input (docstring), over the default 1e-5.
+    tolerance=Tolerance(atol={"float32": 5e-4}),
+    version=2,
+    notes="adds random-theta bilinear cases (upstream: identity theta only); fp32 atol 5e-4; perf theta near identity",
 )
