@@ -5,6 +5,7 @@
 #                (scripts/services.sh; see README "Scaling out")
 # Set-up reuses a torch that the system Python already has (e.g. a CUDA build on a GPU machine);
 # otherwise it installs the CPU build of torch 2.13 first, so no CUDA wheels are downloaded.
+# The .[cluster] extra (Ray, Hydra's submitit launcher) comes with it: the tests run both.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -28,7 +29,7 @@ $(STAMP): pyproject.toml
 	else \
 		$(PYTHON) -m venv $(VENV) && $(PIP) $(TORCH_CPU); \
 	fi
-	$(PIP) -e '.[dev]'
+	$(PIP) -e '.[dev,cluster]'
 	@touch $(STAMP)
 
 run: setup
@@ -44,7 +45,7 @@ check-tasks: setup
 services-deps: $(SERVICES_STAMP)
 
 $(SERVICES_STAMP): $(STAMP)
-	$(PIP) -e '.[dev,services]'
+	$(PIP) -e '.[dev,cluster,services]'
 	@touch $(SERVICES_STAMP)
 
 services: services-deps

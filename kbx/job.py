@@ -22,12 +22,18 @@ from kbx import hardware as hw
 from kbx.errors import ConfigError
 from kbx.eval.evaluator import EvalSettings
 from kbx.eval.pool import open_evaluator
+from kbx.eval.ray_pool import RaySettings
 from kbx.loop import run_suite
 from kbx.summary import summarize, table
 from kbx.tasks.registry import discover, select
 from kbx.tasks.spec import TaskInfo
 
 log = logging.getLogger("kbx")
+
+BACKENDS = ("local", "ray")
+# How a job is run, not what it computes: left out of its identity (config_hash), so a job cut short
+# on one backend or Slurm partition is taken up on another.
+HOW_RUN_KEYS = ("resume", "eval.backend", "eval.ray_address", "eval.ray_actors", "hardware.slurm")
 
 
 @dataclasses.dataclass
@@ -40,6 +46,7 @@ class Job:
     method: object
     llm: object = None  # kbx.llm.LLMClient for LLM methods, else None
     run_id: str = ""  # the MLflow parent run, once `run` has started it
+    devices: int = 0  # evaluators judging at once (GPUs, or Ray actors), once the evaluator is open
 
     @classmethod
     def prepare(cls, cfg: DictConfig, root: Path) -> Job:
@@ -49,7 +56,10 @@ class Job:
         for key in ("workers",):
             if not isinstance(cfg.eval[key], int) or cfg.eval[key] < 1:
                 raise ConfigError(f"eval.{key} must be a positive integer, got {cfg.eval[key]!r}")
-        hardware = hw.resolve(hw.from_config(cfg.hardware), hw.load_profiles(), force=bool(cfg.hardware.get("force")))
+        if check_backend(cfg) == "ray":  # the GPUs are the Ray actors'; the pool checks them when it starts
+            hardware = hw.from_config(cfg.hardware)
+        else:
+            hardware = hw.resolve(hw.from_config(cfg.hardware), hw.load_profiles(), force=bool(cfg.hardware.get("force")))
         all_tasks = discover()
         ids = [cfg.task] if isinstance(cfg.task, str) else list(cfg.task or [])
         tasks = select(all_tasks, ids, cfg.category.name)
@@ -72,12 +82,19 @@ class Job:
         Each task's child run is logged as soon as the task completes. With `resume` (the default),
         an unfinished parent run of the same configuration (same `config_hash`) is taken up again:
         tasks with a FINISHED child run are read back, not rerun; the others are run."""
+        with open_evaluator(self.eval_settings(), self.hardware.indices, self.ray_settings()) as evaluator:
+            self.devices = len(getattr(evaluator, "members", ())) or 1
+            if self.ray_settings() and self.hardware.device == "cuda":
+                self.hardware = dataclasses.replace(self.hardware, gpu_name=evaluator.gpu_name)
+            return self._run(evaluator, tags, on_round_done)
+
+    def _run(self, evaluator, tags: dict[str, str] | None, on_round_done) -> dict[str, float]:
         from kbx.tracking import Tracker
 
         cfg = self.cfg
         tracker = Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets())
         params = self.params()
-        tags = {"kbx.method": cfg.method.name, **(tags or {})}
+        tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": check_backend(cfg), **(tags or {})}
         parent = tracker.find_resumable(params, tags) if cfg.get("resume", True) else None
         done: dict = {}
         if parent:
@@ -96,8 +113,7 @@ class Job:
         status = "FAILED"
         try:
             todo = [t for t in self.tasks if t.id not in done]
-            evaluator = open_evaluator(self.eval_settings(), self.hardware.indices)
-            with evaluator, _Progress() as progress:
+            with _Progress() as progress:
                 fresh = run_suite(self.method, todo, evaluator, cfg.iteration.rounds,
                                   on_round_start=progress.start, on_record=progress.update, parallel=self.parallel(),
                                   on_round_done=on_round_done, on_task_done=log_task)  # fmt: skip
@@ -123,9 +139,12 @@ class Job:
 
     def parallel(self) -> int:
         """Tasks advanced at once: enough to keep both the LLM slots and the evaluator's workers busy."""
-        gpus = len(self.hardware.indices) if self.hardware.device == "cuda" else 1
-        workers = int(self.cfg.eval.workers) * gpus  # eval.workers is per GPU
+        workers = int(self.cfg.eval.workers) * self.device_count()  # eval.workers is per GPU (per Ray actor)
         return max(workers, int(self.cfg.llm.concurrency)) if self.llm is not None else workers
+
+    def device_count(self) -> int:
+        """Evaluators judging at once: the open pool's members, else the GPUs of `hardware.gpus` (1 on the CPU)."""
+        return self.devices or (len(self.hardware.indices) if self.hardware.device == "cuda" else 1)
 
     def secrets(self) -> tuple[str, ...]:
         key = self.cfg.get("llm", {}).get("api_key") or ""
@@ -139,9 +158,13 @@ class Job:
         return OmegaConf.to_yaml(cfg)
 
     def config_hash(self) -> str:
-        """The job's identity: a hash of the resolved configuration, less `resume` (how it is run)."""
+        """The job's identity: a hash of the resolved configuration, less HOW_RUN_KEYS."""
         cfg = OmegaConf.create(OmegaConf.to_container(OmegaConf.create(self.resolved_yaml()), resolve=True))
-        cfg.pop("resume", None)
+        for key in HOW_RUN_KEYS:
+            parent, _, leaf = key.rpartition(".")
+            node = OmegaConf.select(cfg, parent) if parent else cfg
+            if node is not None:
+                node.pop(leaf, None)
         return hashlib.sha256(OmegaConf.to_yaml(cfg).encode()).hexdigest()[:12]
 
     def eval_settings(self) -> EvalSettings:
@@ -158,6 +181,15 @@ class Job:
             min_free_gpu_gb=float(e.min_free_gpu_gb),
             keep_jobs=bool(e.keep_jobs),
         )
+
+    def ray_settings(self) -> RaySettings | None:
+        """The Ray pool's settings with `eval.backend=ray`, else None (evaluation on this host)."""
+        e = self.cfg.eval
+        if check_backend(self.cfg) != "ray":
+            return None
+        force = bool(self.cfg.hardware.get("force"))
+        return RaySettings(address=str(e.ray_address), actors=int(e.ray_actors),
+                           expect_gpu="" if force else self.hardware.nvml_match)  # fmt: skip
 
     def run_name(self) -> str:
         return f"{self.cfg.method.name}-{self.cfg.category.name}-{self.hardware.name}"
@@ -176,7 +208,7 @@ class Job:
             "category": cfg.category.name,
             "hardware": self.hardware.name,
             "gpu_name": self.hardware.gpu_name or "none",
-            "gpus": len(self.hardware.indices) if self.hardware.device == "cuda" else 0,
+            "gpus": self.device_count() if self.hardware.device == "cuda" else 0,
             "device": self.hardware.device,
             "iteration": cfg.iteration.rounds,
             "n_tasks": len(self.tasks),
@@ -188,6 +220,25 @@ class Job:
             "triton_version": triton.__version__,
             "python_version": platform.python_version(),
         }
+
+
+def check_backend(cfg: DictConfig) -> str:
+    """`eval.backend`, checked with the keys that go with it; "local" when the config has none."""
+    e = cfg.eval
+    backend = e.get("backend", "local")
+    if backend not in BACKENDS:
+        raise ConfigError(f"eval.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend == "ray":
+        actors = e.get("ray_actors")
+        if not isinstance(actors, int) or isinstance(actors, bool) or actors < 0:
+            raise ConfigError(f"eval.ray_actors must be a non-negative integer (0: one per GPU), got {actors!r}")
+        if cfg.hardware.name == "auto":
+            raise ConfigError("eval.backend=ray needs a named hardware profile (hardware=cpu, h100, ...): the GPUs "
+                              "are the Ray workers', so hardware=auto cannot detect them here")  # fmt: skip
+        if cfg.hardware.get("gpus"):
+            raise ConfigError("hardware.gpus picks GPUs of this host; with eval.backend=ray Ray places one actor per "
+                              "GPU: set eval.ray_actors instead")  # fmt: skip
+    return backend
 
 
 def builder_params(method_cfg: DictConfig) -> set[str]:

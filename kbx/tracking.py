@@ -14,7 +14,9 @@ restarting, a database connection dropped), for up to `KBX_TRACKING_RETRY_S` sec
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import json
 import logging
 import math
@@ -56,16 +58,27 @@ class Tracker:
             tracking_uri = default_tracking_uri(root)
         self.uri = tracking_uri
         retry_s = float(os.environ.get(RETRY_ENV, RETRY_DEFAULT_S))
-        self.client = Retrying(MlflowClient(tracking_uri=tracking_uri), retry_s)  # waits out a store outage
-        found = self.client.get_experiment_by_name(experiment)
-        if found is None:
-            location = None
-            if tracking_uri.startswith("sqlite:///"):  # artifacts beside the database file
-                db = Path(tracking_uri.removeprefix("sqlite:///"))
-                location = (db.parent / ARTIFACTS_DIR / experiment).resolve().as_uri()
-            self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
-        else:
-            self.experiment_id = found.experiment_id
+        with _sqlite_init_lock(tracking_uri):  # the client creates a new store's tables
+            self.client = Retrying(MlflowClient(tracking_uri=tracking_uri), retry_s)  # waits out a store outage
+            self.experiment_id = self._experiment(experiment)
+
+    def _experiment(self, name: str) -> str:
+        """The experiment's id, created if new; another job creating it at the same moment is no error."""
+        from mlflow.exceptions import MlflowException
+
+        found = self.client.get_experiment_by_name(name)
+        if found is not None:
+            return found.experiment_id
+        location = None
+        if self.uri.startswith("sqlite:///"):  # artifacts beside the database file
+            db = Path(self.uri.removeprefix("sqlite:///"))
+            location = (db.parent / ARTIFACTS_DIR / name).resolve().as_uri()
+        try:
+            return self.client.create_experiment(name, artifact_location=location)
+        except MlflowException as exc:
+            if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+                raise
+            return self.client.get_experiment_by_name(name).experiment_id
 
     def start_parent(self, name: str, params: dict, tags: dict) -> str:
         run = self.client.create_run(self.experiment_id, run_name=name,
@@ -223,6 +236,22 @@ class Tracker:
     def _metrics(self, run_id: str, metrics: list) -> None:
         for i in range(0, len(metrics), 900):  # MLflow accepts at most 1000 metrics per batch
             self.client.log_batch(run_id, metrics=metrics[i : i + 900])
+
+
+@contextlib.contextmanager
+def _sqlite_init_lock(tracking_uri: str):
+    """Jobs started together on one host (a submitit_local multirun) would race to create the
+    tables of a new sqlite store (MLflow's alembic migration fails in all but one): one at a time."""
+    if not tracking_uri.startswith("sqlite:///"):
+        yield
+        return
+    lock = Path(tracking_uri.removeprefix("sqlite:///") + ".lock")
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _round_metrics(record: EvalRecord, step: int, prefix: str) -> list:

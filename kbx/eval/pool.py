@@ -6,7 +6,8 @@ is against a baseline timed on the GPU that timed the kernel. An attempt goes to
 the fewest attempts in flight, so a GPU slowed by long checks takes fewer of them; each member
 admits `EvalSettings.workers` attempts at a time.
 
-`open_evaluator` is what callers use: a plain Evaluator for one device, a pool for several.
+`open_evaluator` is what callers use: a plain Evaluator for one device, a pool for several, or
+a pool of Ray actors (kbx.eval.ray_pool) when Ray settings are given.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator, evaluate_all
+from kbx.eval.ray_pool import RayEvaluatorPool, RaySettings  # imports ray only when a pool is built
 from kbx.eval.record import EvalRecord
 
 
@@ -78,8 +80,13 @@ class EvaluatorPool:
                          for index, member in zip(self.gpu_indices, self.members, strict=True))  # fmt: skip
 
 
-def open_evaluator(settings: EvalSettings, gpu_indices: Sequence[int] = ()) -> Evaluator | EvaluatorPool:
-    """An Evaluator for one device (the CPU, or `settings.gpu_index`), a pool for several GPUs."""
+def open_evaluator(
+    settings: EvalSettings, gpu_indices: Sequence[int] = (), ray: RaySettings | None = None
+) -> Evaluator | EvaluatorPool | RayEvaluatorPool:
+    """An Evaluator for one device (the CPU, or `settings.gpu_index`), a pool for several GPUs of this
+    host, or with `ray` a RayEvaluatorPool (Ray assigns the GPUs, so `gpu_indices` is not used)."""
+    if ray is not None:
+        return RayEvaluatorPool(settings, ray)
     if settings.on_gpu and len(gpu_indices) > 1:
         return EvaluatorPool(settings, gpu_indices)
     if settings.on_gpu and gpu_indices:
