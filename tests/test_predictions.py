@@ -63,3 +63,11 @@ def test_extract_code_takes_last_python_fence_and_drops_harness():
     assert extract_code(text) == "y = 2\n"
     assert extract_code("plain = 3\n") == "plain = 3\n"
     assert extract_code("   \n") == ""
+
+
+def test_check_syntax_compiles_without_running_and_never_raises():
+    assert check_syntax("x = 1\n") == ""
+    assert check_syntax("import os\nos._exit(3)\n") == ""  # compiled, not run: this process goes on
+    assert check_syntax("def f(:\n").startswith("line 1:")
+    assert check_syntax("return 1\n") == "line 1: 'return' outside function"  # a compile-time error
+    assert check_syntax("(" * 100_000) != ""  # absurd nesting is a verdict, not an exception
