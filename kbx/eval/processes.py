@@ -48,13 +48,6 @@ class _WorkerProcess:
     def _started(self, proc: subprocess.Popen) -> None:
         raise NotImplementedError
 
-    def signal(self, signum: int) -> None:
-        """Signal the process if it is running (diagnostics: SIGUSR1 dumps its stacks into its log)."""
-        proc = self.proc
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, signum)
-
     def close(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.stdin.close()
@@ -136,16 +129,26 @@ class JudgeClient(_WorkerProcess):
     def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
         super().__init__(env_extra, log_path)
         self.replies: queue.Queue = queue.Queue()
+        self.serving = False
 
     def _started(self, proc: subprocess.Popen) -> None:
         self.replies = queue.Queue()
+        self.serving = False
         threading.Thread(target=self._pump, args=(proc, self.replies), daemon=True).start()
 
-    @staticmethod
-    def _pump(proc: subprocess.Popen, replies: queue.Queue) -> None:
+    def _pump(self, proc: subprocess.Popen, replies: queue.Queue) -> None:
         for line in proc.stdout:
+            self.serving = True  # it has answered, so its SIGUSR1 handler is installed
             replies.put(json.loads(line))
         replies.put({"error": "the judge process exited"})
+
+    def signal(self, signum: int) -> None:
+        """Signal the process once it has answered a request (diagnostics: SIGUSR1 dumps its
+        stacks into its log); before its handler is installed, SIGUSR1 would kill it."""
+        proc = self.proc
+        if proc is not None and self.serving and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signum)
 
     def request(self, msg: dict, timeout_s: float) -> dict:
         with self.lock:

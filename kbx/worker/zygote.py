@@ -181,6 +181,9 @@ def main() -> None:
     # Keep the protocol channel private: move it off fd 1 so stray prints go to stderr.
     protocol_fd = os.dup(1)
     os.dup2(2, 1)
+    # A stack-dump request (Evaluator.dump_stacks) that reaches a child before it installs its
+    # handler must not kill it: children inherit this until kbx.worker.child registers faulthandler.
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     import torch  # noqa: F401 - pre-import so every fork starts warm
     import triton  # noqa: F401
 
