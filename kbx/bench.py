@@ -24,6 +24,9 @@ SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
 HEARTBEAT_S = 20.0
+# Per-attempt seconds summed over a run. check_s includes paused_s; the GPU is held alone during
+# time_s and baseline_s; gpu_wait_s is queueing for that.
+STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "gpu_wait_s", "baseline_s", "time_s")
 STALL_S = 60.0  # one phase this long prints every process's stacks (once per run)
 
 
@@ -90,7 +93,8 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
             if r.status.value == "crashed" and r.output_tail:
                 why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
             print(f"run {k} +{time.perf_counter() - started:6.1f}s {r.task:40s} {r.status.value:14s} "
-                  f"check {r.check_s:5.2f}s judge {r.judge_s:5.2f}s time {r.time_s:5.2f}s{why}", flush=True)  # fmt: skip
+                  f"check {r.check_s:5.2f}s (paused {r.paused_s:5.2f}s) judge {r.judge_s:5.2f}s "
+                  f"baseline {r.baseline_s:5.2f}s time {r.time_s:5.2f}s{why}", flush=True)  # fmt: skip
             done.append(r.to_dict())
             if json_out:  # partial runs too, so a benchmark cut short still leaves its figures
                 Path(json_out).write_text(json.dumps({**report, "partial": {"run": k, "records": done}}, indent=1))
@@ -165,15 +169,23 @@ def ridge_point(gpu_name: str) -> float:
 def summarize(report: dict) -> dict:
     n = report["n_kernels"]
     first = report["runs"][0]
-    stages = {k: sum(r[k] for r in first["records"]) for k in ("compile_s", "check_s", "judge_s", "time_s")}
+    stages = {k: sum(r.get(k, 0.0) for r in first["records"]) for k in STAGES}
     per_kernel = first["wall_s"] / n if n else 0.0
     out = {"per_kernel_s": per_kernel, "suite_projection_s": per_kernel * SUITE_SIZE, "wall_s": first["wall_s"],
-           "stages_s": stages, "statuses": _statuses(first["records"])}  # fmt: skip
+           "stages_s": stages, "statuses": _statuses(first["records"]),
+           "exclusive_share": exclusive_share(first, report.get("gpus") or 1)}  # fmt: skip
     if len(report["runs"]) > 1:
         out["repeatability"] = repeatability(report["runs"][0]["records"], report["runs"][1]["records"])
     if report.get("copy_gbps"):
         out["bandwidth"] = bandwidth_fraction(first["records"], report["copy_gbps"], report["ridge_flops_per_byte"])
     return out
+
+
+def exclusive_share(run: dict, gpus: int) -> float:
+    """Share of the GPUs' wall time that timings held them alone (candidates' and baselines'): the
+    serial part of the pipeline, which more workers cannot shorten."""
+    exclusive = sum(r.get("time_s", 0.0) + r.get("baseline_s", 0.0) for r in run["records"])
+    return exclusive / (run["wall_s"] * gpus) if run["wall_s"] > 0 else 0.0
 
 
 def repeatability(a: list[dict], b: list[dict]) -> dict:
@@ -248,7 +260,8 @@ def format_report(report: dict) -> str:
              f"expert kernels: {report['n_kernels']}   statuses: {s['statuses']}",
              f"(a) wall {s['wall_s']:.1f} s, {s['per_kernel_s']:.2f} s/kernel -> {s['suite_projection_s'] / 60:.1f} min "
              f"for {SUITE_SIZE} tasks; stage sums (s): "
-             + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in s["stages_s"].items())]  # fmt: skip
+             + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in s["stages_s"].items())
+             + f"; timings held the GPU alone for {s['exclusive_share']:.0%} of the wall"]  # fmt: skip
     rep = s.get("repeatability")
     if rep and rep.get("shapes"):
         lines.append(f"(b) repeatability over {rep['shapes']} shapes: median |delta| {rep['median_rel_delta']:.2%}, "

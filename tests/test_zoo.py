@@ -346,3 +346,12 @@ def test_unwritten_tail_is_reported(gpu_records):
     m = gpu_records["gpu_unwritten_empty"].mismatch
     assert m.count == 3737 - 3 * 1024 and m.indices[0] == (3 * 1024,)
     assert all(math.isnan(g) for g in m.got)
+
+
+@pytest.mark.gpu
+def test_timed_records_split_their_time(gpu_records):
+    """Every timed attempt reports its timing; each task's baseline is timed once, by one attempt."""
+    timed = [r for r in gpu_records.values() if r.timed]
+    assert timed and all(r.time_s > 0 and r.gpu_wait_s >= 0 and r.paused_s >= 0 for r in timed)
+    for task in {r.task for r in timed}:
+        assert sum(r.baseline_s > 0 for r in gpu_records.values() if r.task == task) == 1, task

@@ -199,6 +199,7 @@ class _Run:
         self.job_id = uuid.uuid4().hex[:12]
         self.started = time.perf_counter()
         self.judge_s = 0.0
+        self.stage_s = {"paused_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0}  # see EvalRecord
         self.job_dir = ev.workdir / "jobs" / self.job_id
         self.exited = False
 
@@ -220,10 +221,12 @@ class _Run:
             self._phase("waiting to check")
             ev.gpu.start_check(self.job_id)
             self._phase("checking")
+            paused_mark = ev.gpu.paused_since(0.0)
             try:
                 checked = self._wait(events, "checked", s.check_timeout_s)
             finally:
                 ev.gpu.end_check(self.job_id)
+                self.stage_s["paused_s"] = ev.gpu.paused_since(paused_mark)
             if checked["event"] != "checked":
                 return self._failed_worker(checked, s.check_timeout_s)
             if checked["stage_status"] != "ran":
@@ -246,7 +249,9 @@ class _Run:
     def _timed(self, checked: dict, fields: dict) -> EvalRecord:
         ev, s = self.ev, self.ev.settings
         self._phase("waiting for the GPU")
+        waiting = time.perf_counter()
         with ev.gpu.timing_slot():
+            self.stage_s["gpu_wait_s"] = time.perf_counter() - waiting
             self._phase("timing")
             baseline = self._baseline()
             ev.zygote.send(self.job_id, "time")
@@ -291,9 +296,11 @@ class _Run:
         ev = self.ev
         with ev.baseline_lock:
             if self.task.id not in ev.baselines:
+                started = time.perf_counter()
                 reply = ev.timer.request({"op": "baseline", "task": self.task.id,
                                           "timing": dataclasses.asdict(ev.settings.timing)},
                                          ev.settings.judge_timeout_s)  # fmt: skip
+                self.stage_s["baseline_s"] = time.perf_counter() - started
                 if "error" in reply:
                     return f"reference timing failed: {reply['error']}"
                 ev.baselines[self.task.id] = reply["rows"]
@@ -369,6 +376,7 @@ class _Run:
             check_s=float(checked.get("check_s", 0.0)),
             triton_launches=int(checked.get("launches", 0)),
             judge_s=self.judge_s,
+            **self.stage_s,
             wall_s=time.perf_counter() - self.started,
             output_tail=self._output_tail(),
             error_type=fields.pop("error_type", checked.get("error_type", "")),

@@ -126,6 +126,9 @@ class EvalRecord:
     check_s: float = 0.0  # running every correctness case, ghost replay included
     judge_s: float = 0.0  # the judge's reference and comparison
     time_s: float = 0.0  # timing every perf shape
+    paused_s: float = 0.0  # of check_s: held paused while other attempts were timed
+    gpu_wait_s: float = 0.0  # waiting for the GPU to itself before timing
+    baseline_s: float = 0.0  # timing the reference in this attempt's slot (0: an earlier attempt of the run did)
     wall_s: float = 0.0  # the whole attempt as the driver saw it
     output_tail: str = ""
     device: str = ""
