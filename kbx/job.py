@@ -82,9 +82,10 @@ class Job:
         Each task's child run is logged as soon as the task completes. With `resume` (the default),
         an unfinished parent run of the same configuration (same `config_hash`) is taken up again:
         tasks with a FINISHED child run are read back, not rerun; the others are run."""
-        with open_evaluator(self.eval_settings(), self.hardware.indices, self.ray_settings()) as evaluator:
+        ray = self.ray_settings()
+        with open_evaluator(self.eval_settings(), self.hardware.indices, ray) as evaluator:
             self.devices = len(getattr(evaluator, "members", ())) or 1
-            if self.ray_settings() and self.hardware.device == "cuda":
+            if ray and self.hardware.device == "cuda":
                 self.hardware = dataclasses.replace(self.hardware, gpu_name=evaluator.gpu_name)
             return self._run(evaluator, tags, on_round_done)
 

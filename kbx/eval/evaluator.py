@@ -198,8 +198,7 @@ class _Run:
         self.task = attempt.task
         self.job_id = uuid.uuid4().hex[:12]
         self.started = time.perf_counter()
-        self.judge_s = 0.0
-        self.stage_s = {"paused_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0}  # see EvalRecord
+        self.stage_s = {"judge_s": 0.0, "paused_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0}  # see EvalRecord
         self.job_dir = ev.workdir / "jobs" / self.job_id
         self.exited = False
 
@@ -287,7 +286,7 @@ class _Run:
             loaded = judge.request({"op": "load", "outputs": request["outputs"]}, timeout)  # CPU only
             with self.ev.gpu.judge_slot():
                 reply = loaded if "error" in loaded else judge.request(request, timeout)
-        self.judge_s += time.perf_counter() - started
+        self.stage_s["judge_s"] += time.perf_counter() - started
         return reply
 
     def _baseline(self) -> list[dict] | str:
@@ -375,7 +374,6 @@ class _Run:
             compile_s=float(checked.get("compile_s", 0.0)),
             check_s=float(checked.get("check_s", 0.0)),
             triton_launches=int(checked.get("launches", 0)),
-            judge_s=self.judge_s,
             **self.stage_s,
             wall_s=time.perf_counter() - self.started,
             output_tail=self._output_tail(),
