@@ -16,13 +16,18 @@ record may contain them in any form.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 import json
 import math
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -31,6 +36,7 @@ import pytest
 from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
 from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Status
 from kbx.tasks import discover
+from kbx.worker.sandbox import NAMESPACES
 
 HERE = Path(__file__).parent
 ZOO_DIR = HERE / "zoo"
@@ -87,35 +93,138 @@ def _forms(secret: str) -> list[str]:
 
 
 # A second driver process, started with the secrets in its environment from exec on (as a real run
-# started from a shell with API keys exported), evaluating one entry: /proc/<pid>/environ shows a
-# process's environment as it was at exec, so secrets set later with os.environ would not show there.
+# started from a shell with API keys exported) and one on its command line (as `llm.api_key=...`
+# typed by a user), evaluating the entries that loot /proc: /proc/<pid>/environ shows a process's
+# environment as it was at exec, so secrets set later with os.environ would not show there.
 EXEC_ENV_DRIVER = """
 import json, sys
 from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
 from kbx.tasks import discover
-tasks_dir, task, path = sys.argv[1:4]
+tasks_dir, task, *paths = sys.argv[1:-1]
 with Evaluator(EvalSettings(tasks_dir=tasks_dir, workers=1)) as ev:
-    (rec,) = ev.evaluate([Attempt(discover(tasks_dir)[task], open(path).read(), "exec-env")])
-print(json.dumps(rec.to_dict()))
+    recs = ev.evaluate([Attempt(discover(tasks_dir)[task], open(p).read(), "exec-env") for p in paths])
+print(json.dumps([r.to_dict() for r in recs]))
 """
-EXEC_ENV_ENTRY = "secret_proc_ancestors"
+EXEC_ENV_ENTRIES = ("secret_proc_ancestors", "sandbox_argv_secret")
+ARGV_SECRET = "sk-argv-kbxzoo-9d2e4b6a1c3f5870"
 
 
 def _start_exec_env_driver() -> subprocess.Popen:
-    entry = ENTRIES[EXEC_ENV_ENTRY]
+    paths = [str(ZOO_DIR / f"{name}.py") for name in EXEC_ENV_ENTRIES]
     return subprocess.Popen(
-        [sys.executable, "-c", EXEC_ENV_DRIVER, str(FIXTURE_TASKS), entry.task, str(ZOO_DIR / f"{entry.name}.py")],
+        [sys.executable, "-c", EXEC_ENV_DRIVER, str(FIXTURE_TASKS), ENTRIES[EXEC_ENV_ENTRIES[0]].task, *paths,
+         f"llm.api_key={ARGV_SECRET}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **SECRETS},
     )  # fmt: skip
 
 
-def _evaluate_zoo(device: str) -> dict[str, EvalRecord]:
+# --- what the sandbox entries would change on the host, watched from outside ---------------------
+
+ESCAPE_MARKER = ".kbx-zoo-escape"  # sandbox_write_outside.py
+ESCAPEE = "kbx-zoo-escapee"  # sandbox_setsid_escape.py
+
+
+@dataclasses.dataclass
+class HostWatch:
+    """Observations from outside the sandbox, taken while the zoo ran and after it."""
+
+    tasks_dir: Path  # a copy of the fixture tasks the run judged against
+    tasks_digest_before: str = ""
+    tasks_digest_after: str = ""
+    escape_files: list[str] = dataclasses.field(default_factory=list)
+    escapees: list[int] = dataclasses.field(default_factory=list)
+    connections: int = 0
+    decoy_state: str = ""  # /proc state letter of a process standing in for another kbx job
+
+
+def _tree_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(str(path.relative_to(root)).encode() + path.read_bytes())
+    return h.hexdigest()
+
+
+def _escape_targets() -> list[Path]:
+    import kbx
+    import torch
+
+    homes = {"/root", os.path.expanduser("~"), tempfile.gettempdir(), "/tmp"}
+    return [Path(d) / ESCAPE_MARKER for d in {str(Path(kbx.__file__).parents[1]), str(Path(torch.__file__).parent), *homes}]
+
+
+def _escapee_pids() -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError), open(f"/proc/{entry}/cmdline", "rb") as f:
+                if ESCAPEE.encode() in f.read():
+                    found.append(int(entry))
+    return found
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+@contextlib.contextmanager
+def _host_watch(mp: pytest.MonkeyPatch):
+    """A copy of the fixture tasks, a loopback listener (its port in KBX_ZOO_LISTEN_PORT), a decoy
+    'other job' process; afterwards what the attacks left on the host."""
+    for target in _escape_targets():
+        target.unlink(missing_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="kbx-zoo-tasks-"))
+    watch = HostWatch(tasks_dir=tmp / "tasks")
+    shutil.copytree(FIXTURE_TASKS, watch.tasks_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    watch.tasks_digest_before = _tree_digest(watch.tasks_dir)
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", listener.getsockname()[1]))
+    udp.settimeout(0.2)
+    mp.setenv("KBX_ZOO_LISTEN_PORT", str(listener.getsockname()[1]))
+    stop = threading.Event()
+
+    def listen() -> None:
+        while not stop.is_set():
+            for sock, accept in ((listener, True), (udp, False)):
+                with contextlib.suppress(OSError):
+                    conn = sock.accept()[0] if accept else sock.recvfrom(64)
+                    watch.connections += 1
+                    if accept:
+                        conn.close()
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    decoy = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", "kbx-zoo-other-job"])
+    try:
+        yield watch
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+        udp.close()
+        watch.decoy_state = _state(decoy.pid) if decoy.poll() is None else "dead"
+        decoy.kill()
+        decoy.wait()
+        watch.tasks_digest_after = _tree_digest(watch.tasks_dir)
+        watch.escape_files = [str(t) for t in _escape_targets() if t.exists()]
+        watch.escapees = _escapee_pids()
+        for pid in watch.escapees:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        for target in _escape_targets():
+            target.unlink(missing_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _evaluate_zoo(device: str, tasks_dir: Path) -> dict[str, EvalRecord]:
     """Every zoo entry for `device` through the evaluator; records by entry name."""
-    tasks = discover(str(FIXTURE_TASKS))
+    tasks = discover(str(tasks_dir))
     entries = [e for e in ENTRIES.values() if device in e.devices]
     hangs = [e for e in entries if e.expected(device) == Status.TIMEOUT.value]
     rest = [e for e in entries if e not in hangs]
-    settings = EvalSettings(device="cuda" if device == "gpu" else "cpu", tasks_dir=str(FIXTURE_TASKS), workers=2,
+    settings = EvalSettings(device="cuda" if device == "gpu" else "cpu", tasks_dir=str(tasks_dir), workers=2,
                             check_timeout_s=MAIN_CHECK_TIMEOUT_S)  # fmt: skip
     records: dict[str, EvalRecord] = {}
     errors: list[BaseException] = []
@@ -136,6 +245,7 @@ def _evaluate_zoo(device: str) -> dict[str, EvalRecord]:
     with pytest.MonkeyPatch.context() as mp:
         for name, value in SECRETS.items():
             mp.setenv(name, value)
+        mp.setenv("KBX_TASKS_DIR", str(tasks_dir))
         thread = threading.Thread(target=run_hangs) if hangs else None
         if thread:
             thread.start()
@@ -149,22 +259,30 @@ def _evaluate_zoo(device: str) -> dict[str, EvalRecord]:
 
 
 @dataclasses.dataclass
-class CpuRun:
+class ZooRun:
     records: dict[str, EvalRecord]
-    exec_env_record: dict  # EXEC_ENV_ENTRY judged by a driver that had the secrets from exec on
+    host: HostWatch
+    exec_env_records: list[dict]  # EXEC_ENV_ENTRIES judged by a driver that had the secrets from exec on
+
+
+def _zoo_run(device: str) -> ZooRun:
+    driver = _start_exec_env_driver() if device == "cpu" else None  # runs beside the main batch
+    try:
+        with pytest.MonkeyPatch.context() as mp, _host_watch(mp) as host:
+            records = _evaluate_zoo(device, host.tasks_dir)
+        if driver is None:
+            return ZooRun(records, host, [])
+        out, err = driver.communicate(timeout=MAIN_CHECK_TIMEOUT_S)
+    finally:
+        if driver is not None and driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 0, err[-2000:]
+    return ZooRun(records, host, json.loads(out.strip().splitlines()[-1]))
 
 
 @pytest.fixture(scope="module")
-def cpu_run() -> CpuRun:
-    driver = _start_exec_env_driver()  # runs beside the main batch
-    try:
-        records = _evaluate_zoo("cpu")
-        out, err = driver.communicate(timeout=MAIN_CHECK_TIMEOUT_S)
-    finally:
-        if driver.poll() is None:
-            driver.kill()
-    assert driver.returncode == 0, err[-2000:]
-    return CpuRun(records, json.loads(out.strip().splitlines()[-1]))
+def cpu_run() -> ZooRun:
+    return _zoo_run("cpu")
 
 
 @pytest.fixture(scope="module")
@@ -173,8 +291,13 @@ def cpu_records(cpu_run) -> dict[str, EvalRecord]:
 
 
 @pytest.fixture(scope="module")
-def gpu_records() -> dict[str, EvalRecord]:
-    return _evaluate_zoo("gpu")
+def gpu_run() -> ZooRun:
+    return _zoo_run("gpu")
+
+
+@pytest.fixture(scope="module")
+def gpu_records(gpu_run) -> dict[str, EvalRecord]:
+    return gpu_run.records
 
 
 def _describe(rec: EvalRecord) -> str:
@@ -259,15 +382,57 @@ def test_no_secret_in_record(name, cpu_records):
             assert form not in text, f"{name}: a form of a driver secret reached the record"
 
 
-def test_no_secret_from_ancestor_environment(cpu_run):
-    """The driver is non-dumpable and root-run workers lose CAP_SYS_PTRACE, so the driver's
-    /proc/<pid>/environ is unreadable to them."""
-    rec = cpu_run.exec_env_record
-    assert rec["status"] == Status.RUNTIME_ERROR.value and rec["label"] == "exec-env"
-    text = json.dumps(rec)
-    for secret in SECRETS.values():
-        for form in _forms(secret):
-            assert form not in text, "a form of a driver secret reached the record"
+def test_no_secret_from_ancestor_environment_or_command_line(cpu_run):
+    """The sandbox's own PID namespace hides the driver's /proc/<pid>/environ and cmdline (and, as
+    a second wall, the driver is non-dumpable and root-run workers are `nobody`)."""
+    assert len(cpu_run.exec_env_records) == len(EXEC_ENV_ENTRIES)
+    for rec in cpu_run.exec_env_records:
+        assert rec["status"] == Status.RUNTIME_ERROR.value and rec["label"] == "exec-env"
+        text = json.dumps(rec)
+        for secret in [*SECRETS.values(), ARGV_SECRET]:
+            for form in _forms(secret):
+                assert form not in text, "a form of a driver secret reached the record"
+
+
+# --- the sandbox: attacks that only the operating system can stop --------------------------------
+
+SANDBOX_ENTRIES = sorted(n for n in ENTRIES if n.startswith("sandbox_"))
+
+
+def check_host(run: ZooRun) -> None:
+    """Nothing an attack tried is visible from outside the sandbox."""
+    host = run.host
+    assert host.tasks_digest_after == host.tasks_digest_before, "a task file changed during the run"
+    assert host.escape_files == [], "a candidate wrote outside its directory"
+    assert host.escapees == [], "a process a candidate started outlived its attempt"
+    assert host.connections == 0, "a candidate reached the host's loopback"
+    assert host.decoy_state in ("S", "R"), f"another job was signalled: state {host.decoy_state}"
+
+
+def check_sandbox_records(run: ZooRun) -> None:
+    """Every record says the sandbox was on, and no attack reported success. Honest entries
+    judged beside the attacks keep their verdicts: test_zoo_* checks them one by one."""
+    assert {r.sandbox for r in run.records.values()} == {NAMESPACES}
+    for name in SANDBOX_ENTRIES:
+        if name in run.records:
+            assert "SUCCEEDED" not in run.records[name].output_tail, f"{name}: {run.records[name].output_tail}"
+    assert "ATTACK visible processes: 0" in run.records["sandbox_signal_other_jobs"].output_tail
+    assert "(0 rewritten)" in run.records["sandbox_rewrite_neighbours"].output_tail
+
+
+def test_zoo_has_an_entry_per_attack_class():
+    assert len(SANDBOX_ENTRIES) >= 9, SANDBOX_ENTRIES
+
+
+def test_sandbox_holds_on_cpu(cpu_run):
+    check_host(cpu_run)
+    check_sandbox_records(cpu_run)
+
+
+@pytest.mark.gpu
+def test_sandbox_holds_on_gpu(gpu_run):
+    check_host(gpu_run)
+    check_sandbox_records(gpu_run)
 
 
 def test_secret_names_never_reach_the_worker(cpu_records):

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kbx.eval import timing_policy
+from kbx.eval.isolation import require_sandbox
 from kbx.telemetry import Telemetry
 from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, JudgePool, ZygoteClient
 from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, Status, truncate
@@ -31,6 +32,8 @@ from kbx.eval.scheduler import GpuScheduler
 from kbx.eval.source import check_syntax
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, TaskInfo
+from kbx.worker.child import HARNESS_ERROR, READY
+from kbx.worker.sandbox import NAMESPACES
 
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is killed
@@ -40,6 +43,12 @@ SHM_MIN_FREE_BYTES = 16 * 2**30  # perf-shape outputs of a few concurrent worker
 JUDGES_GPU = 4  # judge processes on a GPU machine: verdicts in parallel with the timings
 STACK_DUMP_WAIT_S = 1.0  # for the signalled processes to write their stacks
 STACK_DUMP_CHARS = 3000  # of each log, in a stack dump
+MAX_HARNESS_RETRIES = 2  # an attempt hit by a failure of kbx's own machinery is redone this often
+
+
+class _HarnessFailure(Exception):
+    """kbx's own machinery failed during an attempt (worker pool, worker set-up, judge): the
+    attempt is redone, and never charged to the candidate."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +77,7 @@ class EvalSettings:
     timing: timing_policy.TimingPolicy = dataclasses.field(default_factory=timing_policy.TimingPolicy)
     tasks_dir: str = ""
     keep_jobs: bool = False
+    sandbox: str = NAMESPACES  # kbx.worker.sandbox: "namespaces", or "none" to run candidates without it
 
     @property
     def on_gpu(self) -> bool:
@@ -100,6 +110,7 @@ class Evaluator:
                                                                                   nvml_index=settings.gpu_index))
         s = self.settings
         self.tasks_dir = s.tasks_dir or str(default_tasks_dir())
+        require_sandbox(s.sandbox, gpu=s.on_gpu)
         protect_process()
         self.workdir = Path(tempfile.mkdtemp(prefix="kbx-eval-", dir=_fast_tmp()))
         rng = random.SystemRandom()
@@ -180,7 +191,7 @@ class Evaluator:
     def _evaluate_one(self, attempt: Attempt) -> EvalRecord:
         task = attempt.task
         base = {"task": task.id, "task_version": task.spec.version, "label": attempt.label,
-                "device": self.settings.device}  # fmt: skip
+                "device": self.settings.device, "sandbox": self.settings.sandbox}  # fmt: skip
         if not attempt.code.strip():
             return EvalRecord(status=Status.NO_CODE, reason="no code was produced", **base)
         syntax = check_syntax(attempt.code)
@@ -196,13 +207,29 @@ class _Run:
     def __init__(self, ev: Evaluator, attempt: Attempt, base: dict) -> None:
         self.ev, self.attempt, self.base = ev, attempt, base
         self.task = attempt.task
-        self.job_id = uuid.uuid4().hex[:12]
         self.started = time.perf_counter()
-        self.stage_s = {"judge_s": 0.0, "paused_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0}  # see EvalRecord
-        self.job_dir = ev.workdir / "jobs" / self.job_id
-        self.exited = False
+        self.retries = 0
 
     def execute(self) -> EvalRecord:
+        """The attempt, redone (in a fresh worker) while kbx's own machinery is what failed."""
+        while True:
+            self._new_try()
+            try:
+                return self._try()
+            except _HarnessFailure as failure:
+                if self.retries >= MAX_HARNESS_RETRIES:
+                    return self._record(Status.HARNESS_ERROR, {}, reason=f"kbx's own machinery failed "
+                                        f"{self.retries + 1} times, the last: {failure}")  # fmt: skip
+                self.retries += 1
+
+    def _new_try(self) -> None:
+        self.job_id = uuid.uuid4().hex[:12]
+        self.job_dir = self.ev.workdir / "jobs" / self.job_id
+        self.stage_s = {"judge_s": 0.0, "paused_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0}  # see EvalRecord
+        self.exited = False
+        self.ready = False  # the worker said it is about to run candidate code
+
+    def _try(self) -> EvalRecord:
         ev, s = self.ev, self.ev.settings
         self.job_dir.mkdir(parents=True)
         (self.job_dir / "candidate.py").write_text(self.attempt.code)
@@ -214,6 +241,7 @@ class _Run:
             "cases": list(seeds), "seeds": seeds, "ghost_seed": ev.ghost_seed,
             "timing": dataclasses.asdict(s.timing) if timing else None,
             "memory_limit_bytes": 0 if s.on_gpu else int(s.memory_limit_gb * 2**30),
+            "sandbox": s.sandbox, "task_digest": self.task.digest,
         }  # fmt: skip
         events = ev.zygote.spawn(job)
         try:
@@ -233,7 +261,7 @@ class _Run:
             verdict = self._judge({"op": "compare", "task": self.task.id, "seeds": seeds,
                                    "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
             if "error" in verdict:
-                return self._record(Status.REFERENCE_ERROR, checked, reason=f"judge failed: {verdict['error']}")
+                raise _HarnessFailure(f"judge failed: {verdict['error']}")
             status = Status(verdict["status"])
             fields = {k: verdict[k] for k in ("error_type", "cases_total", "cases_passed")}
             fields["message"] = verdict["message"]
@@ -262,11 +290,11 @@ class _Run:
         if saved["event"] != "saved":
             return self._failed_worker(saved, s.time_timeout_s, during="saving timed outputs")
         if isinstance(baseline, str):
-            return self._record(Status.REFERENCE_ERROR, checked, reason=baseline, **fields)
+            raise _HarnessFailure(baseline)
         recheck = self._judge({"op": "compare_perf", "task": self.task.id, "rows": timed["rows"],
                                "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
         if "error" in recheck:
-            return self._record(Status.REFERENCE_ERROR, checked, reason=f"judge failed: {recheck['error']}", **fields)
+            raise _HarnessFailure(f"judge failed: {recheck['error']}")
         if recheck["status"] != Status.OK.value:
             fields["mismatch"] = _mismatch(recheck["mismatch"])
             return self._record(Status(recheck["status"]), checked, reason=recheck["reason"], **fields)
@@ -307,7 +335,8 @@ class _Run:
 
     def _wait(self, events: queue.Queue, wanted: str, timeout_s: float) -> dict:
         """The worker's next `wanted` event, or its end; time it spent paused for others' timings
-        does not count against `timeout_s`."""
+        does not count against `timeout_s`. Raises _HarnessFailure when the worker pool died, or
+        the worker failed before it was ready to run candidate code."""
         started, paused_mark = time.monotonic(), self.ev.gpu.paused_since(0.0)
         while True:
             remaining = timeout_s - (time.monotonic() - started - self.ev.gpu.paused_since(paused_mark))
@@ -318,17 +347,23 @@ class _Run:
                 msg = events.get(timeout=remaining)
             except queue.Empty:
                 continue
-            if msg["event"] in ("exit", ZYGOTE_DIED):
+            event = msg["event"]
+            if event in ("exit", ZYGOTE_DIED):
                 self.exited = True
-            if msg["event"] in (wanted, "exit", ZYGOTE_DIED, "garbled"):
+            if event == READY:
+                self.ready = True
+            elif event == ZYGOTE_DIED:
+                raise _HarnessFailure("the worker pool died (it restarts for the next try)")
+            elif not self.ready and event in (HARNESS_ERROR, "exit"):
+                why = msg.get("message") or f"exit code {msg.get('code')}, signal {msg.get('signal')}"
+                raise _HarnessFailure(f"the worker failed while setting up, before any candidate code ran: {why}")
+            elif event in (wanted, "exit", "garbled"):
                 return msg
 
     def _failed_worker(self, msg: dict, timeout_s: float, during: str = "checking") -> EvalRecord:
         event = msg["event"]
         if event == "timeout":
             return self._record(Status.TIMEOUT, {}, reason=f"no result within {timeout_s:.0f} s while {during}; killed")
-        if event == ZYGOTE_DIED:
-            return self._record(Status.CRASHED, {}, reason="the worker pool died (it restarts for the next attempt)")
         if event == "garbled":
             return self._record(Status.CRASHED, {}, reason="the worker's result channel was corrupted")
         sig, code = msg.get("signal", 0), msg.get("code", 0)
@@ -376,6 +411,7 @@ class _Run:
             triton_launches=int(checked.get("launches", 0)),
             **self.stage_s,
             wall_s=time.perf_counter() - self.started,
+            harness_retries=self.retries,
             output_tail=self._output_tail(),
             error_type=fields.pop("error_type", checked.get("error_type", "")),
             message=redact(truncate(fields.pop("message", checked.get("message", "")))),

@@ -36,6 +36,14 @@ class Status(str, enum.Enum):
     TIMING_SUSPECT = "timing_suspect"
     UNSUPPORTED_ON_CPU = "unsupported_on_cpu"
     REFERENCE_ERROR = "reference_error"
+    HARNESS_ERROR = "harness_error"  # kbx's own machinery failed (judge, worker set-up, sandbox): no verdict
+    QUARANTINED = "quarantined"  # in flight twice when the driver died: skipped so the job can finish
+
+    @property
+    def judged(self) -> bool:
+        """A verdict on the kernel exists. Harness failures and quarantined attempts are counted
+        apart and left out of compile, correctness and speedup rates."""
+        return self not in (Status.HARNESS_ERROR, Status.QUARANTINED)
 
     @property
     def compiled(self) -> bool:
@@ -54,6 +62,8 @@ _NOT_COMPILED = {
     Status.NO_ENTRY,
     Status.IMPORT_ERROR,
     Status.REFERENCE_ERROR,
+    Status.HARNESS_ERROR,
+    Status.QUARANTINED,
 }
 
 NAN = float("nan")
@@ -132,6 +142,8 @@ class EvalRecord:
     wall_s: float = 0.0  # the whole attempt as the driver saw it
     output_tail: str = ""
     device: str = ""
+    sandbox: str = ""  # the isolation the candidate ran under: "namespaces" or "none" (kbx.worker.sandbox)
+    harness_retries: int = 0  # attempts redone after a failure of kbx's own machinery
 
     @property
     def compiled(self) -> bool:

@@ -8,6 +8,7 @@ any malformed or duplicate task is an error that names the file, never a silent 
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import keyword
 import os
@@ -18,6 +19,7 @@ from kbx.tasks.spec import CASE_KINDS, CATEGORIES, PERF, Task, TaskInfo
 TASK_FILE = "task.py"
 EXPERT_FILE = "expert.py"
 MIN_PERF_SHAPES, MAX_PERF_SHAPES = 3, 5
+DIGEST_CHARS = 16
 KNOWN_DTYPES = {
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     "int8", "uint8", "int16", "int32", "int64", "bool",
@@ -80,7 +82,13 @@ def load_task(task_dir: Path, category: str) -> TaskInfo:
         path=str(task_file),
         expert_path=str(expert) if expert.is_file() else "",
         spec=task,
+        digest=file_digest(task_file),
     )
+
+
+def file_digest(path: Path) -> str:
+    """What `TaskInfo.digest` holds: a change to the file between two loads shows in it."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:DIGEST_CHARS]
 
 
 def validate(task: Task, where: Path) -> None:

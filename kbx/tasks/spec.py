@@ -153,6 +153,7 @@ class TaskInfo:
     path: str  # the task.py file
     expert_path: str  # the expert kernel file, "" when the task has none
     spec: Task
+    digest: str = ""  # of the task file as loaded: processes that load it again refuse a changed file
 
     def all_cases(self) -> list[Case]:
         return [*self.spec.cases, *self.spec.perf]

@@ -21,6 +21,7 @@ import time
 import traceback
 
 from kbx.eval.record import MESSAGE_CHARS, truncate
+from kbx.worker import sandbox
 from kbx.worker.instrument import LaunchCounter, poison_cuda_allocator
 
 OUTPUTS_FILE = "outputs.pt"
@@ -31,6 +32,8 @@ MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk fill
 MAX_OPEN_FILES = 1024
 # Control commands a timing sends to workers that are running their cases (see kbx.eval.scheduler).
 PAUSE, RESUME, PAUSED = "pause", "resume", "paused"
+# Events before the candidate can run: kbx's own failure, and the worker ready for the candidate.
+HARNESS_ERROR, READY = "harness_error", "ready"
 
 
 class Reporter:
@@ -81,15 +84,42 @@ def drop_privileges() -> None:
         drop_capabilities()
 
 
-def run_child(job: dict, event_fd: int, control_fd: int) -> None:
-    """Body of the forked child; the caller exits the process afterwards."""
+def start_worker(job: dict, event_fd: int, control_fd: int) -> None:
+    """Body of the zygote's fresh child: load the task, enter the sandbox, run the worker.
+
+    The task module is loaded (and its file checked against the driver's digest) before the
+    sandbox hides the tasks folder. kbx's own failures up to the worker's "ready" come back as a
+    `harness_error` event: no candidate code has run yet, so none of it can be the candidate's."""
     reporter = Reporter(event_fd)
+    try:
+        info = load_job_task(job)
+        if job["sandbox"] == sandbox.NAMESPACES:
+            sandbox.enter(job, gpu=job["device"].startswith("cuda"))  # returns in the worker alone
+    except Exception as exc:
+        reporter.send(event=HARNESS_ERROR, message=f"{type(exc).__name__}: {exc}")
+        raise
+    run_child(job, info, reporter, control_fd)
+
+
+def load_job_task(job: dict):
+    """The job's task, loaded from its file; a file that changed since the driver loaded it is refused."""
+    from kbx.tasks.registry import load_task
+
+    info = load_task(_task_dir(job), job["category"])
+    if job.get("task_digest") and info.digest != job["task_digest"]:
+        raise RuntimeError(f"the task file {info.path} changed during the run (digest {info.digest}, "
+                           f"the driver loaded {job['task_digest']})")  # fmt: skip
+    return info
+
+
+def run_child(job: dict, info, reporter: Reporter, control_fd: int) -> None:
+    """The worker: locked down, told when it may use the GPU, then the candidate's cases."""
     lock_down(job)
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks into stderr.txt, for Evaluator.dump_stacks
+    reporter.send(event=READY)  # from here on, whatever happens to this process is the candidate's doing
     import torch
 
     from kbx.tasks.inputs import make_generator
-    from kbx.tasks.registry import load_task
     from kbx.tasks.spec import FIXED
     from kbx.worker import cases as case_tools
 
@@ -98,7 +128,6 @@ def run_child(job: dict, event_fd: int, control_fd: int) -> None:
 
     save = torch.save
     device = job["device"]
-    info = load_task(_task_dir(job), job["category"])
     spec = info.spec
     if read_command(control_fd) != "check":  # the driver says when this worker may use the GPU
         return

@@ -84,9 +84,9 @@ class Zygote:
                 for fd in [event_r, control_w, self.out, *self._all_child_fds()]:
                     os.close(fd)
                 self.selector = None
-                from kbx.worker.child import run_child
+                from kbx.worker.child import start_worker
 
-                run_child(job, event_w, control_r)
+                start_worker(job, event_w, control_r)
                 code = 0
             except BaseException:  # report kbx's own failures through stderr (already the job's file)
                 import traceback
