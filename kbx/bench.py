@@ -32,9 +32,11 @@ STALL_S = 60.0  # one phase this long prints every process's stacks (once per ru
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
-    parser.add_argument("what", choices=["eval", "llm", "table"],
+    parser.add_argument("what", choices=["eval", "llm", "table", "sandbox"],
                         help="eval: the evaluator; llm: generation/evaluation overlap; "
-                             "table: expert speedups over eager from an eval --json file")  # fmt: skip
+                             "table: expert speedups over eager from an eval --json file; "
+                             "sandbox: the sandbox's cost per attempt")  # fmt: skip
+    parser.add_argument("--pairs", type=int, default=20, help="sandbox: paired attempts (with and without)")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4, help="attempts in flight per GPU")
     parser.add_argument("--gpus", type=int, default=1, help="eval: GPUs of this host to spread attempts over")
@@ -49,6 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.what == "table":
         print(expert_table(json.loads(Path(args.json_out).read_text())))
+        return 0
+    if args.what == "sandbox":
+        from kbx.bench_sandbox import bench_sandbox, format_sandbox_report
+
+        report = bench_sandbox(args.pairs)
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(report, indent=1))
+        print(format_sandbox_report(report))
         return 0
     if args.what == "llm":
         from kbx.bench_llm import bench_llm, format_llm_report

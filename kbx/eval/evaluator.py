@@ -33,7 +33,7 @@ from kbx.eval.source import check_syntax
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, TaskInfo
 from kbx.worker.child import HARNESS_ERROR, READY
-from kbx.worker.sandbox import NAMESPACES
+from kbx.worker.sandbox import NAMESPACES, SANDBOX_ENV
 
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is killed
@@ -116,7 +116,7 @@ class Evaluator:
         rng = random.SystemRandom()
         self.secret_seed = rng.getrandbits(SECRET_SEED_BITS) if s.secret_seed else None
         self.ghost_seed = rng.getrandbits(SECRET_SEED_BITS)  # fresh inputs for the Triton-free replay
-        env = {"KBX_TASKS_DIR": self.tasks_dir, "KBX_DEVICE": "cuda:0" if s.on_gpu else "cpu"}
+        env = {"KBX_TASKS_DIR": self.tasks_dir, "KBX_DEVICE": "cuda:0" if s.on_gpu else "cpu", SANDBOX_ENV: s.sandbox}
         if s.on_gpu:
             env["CUDA_VISIBLE_DEVICES"] = str(s.gpu_index)
         else:
@@ -228,6 +228,7 @@ class _Run:
         self.stage_s = {"judge_s": 0.0, "paused_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0}  # see EvalRecord
         self.exited = False
         self.ready = False  # the worker said it is about to run candidate code
+        self.sandbox_s = 0.0
 
     def _try(self) -> EvalRecord:
         ev, s = self.ev, self.ev.settings
@@ -352,6 +353,7 @@ class _Run:
                 self.exited = True
             if event == READY:
                 self.ready = True
+                self.sandbox_s = float(msg.get("sandbox_s", 0.0))
             elif event == ZYGOTE_DIED:
                 raise _HarnessFailure("the worker pool died (it restarts for the next try)")
             elif not self.ready and event in (HARNESS_ERROR, "exit"):
@@ -412,6 +414,7 @@ class _Run:
             **self.stage_s,
             wall_s=time.perf_counter() - self.started,
             harness_retries=self.retries,
+            sandbox_s=self.sandbox_s,
             output_tail=self._output_tail(),
             error_type=fields.pop("error_type", checked.get("error_type", "")),
             message=redact(truncate(fields.pop("message", checked.get("message", "")))),

@@ -65,7 +65,6 @@ class ZygoteClient(_WorkerProcess):
     def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
         super().__init__(env_extra, log_path)
         self.queues: dict[str, queue.Queue] = {}
-        self.pids: dict[str, int] = {}  # job -> its child's pid, while the job is known
         self.on_paused: Callable[[str], None] = lambda job_id: None  # see kbx.eval.scheduler
 
     def _started(self, proc: subprocess.Popen) -> None:
@@ -80,8 +79,6 @@ class ZygoteClient(_WorkerProcess):
             if msg.get("event") == "paused":
                 self.on_paused(msg.get("id", ""))
                 continue
-            if msg.get("event") == "spawned":
-                self.pids[msg.get("id", "")] = int(msg.get("pid", 0))
             q = self.queues.get(msg.get("id"))
             if q is not None:
                 q.put(msg)
@@ -112,13 +109,10 @@ class ZygoteClient(_WorkerProcess):
 
     def forget(self, job_id: str) -> None:
         self.queues.pop(job_id, None)
-        self.pids.pop(job_id, None)
 
     def signal_child(self, job_id: str, signum: int) -> None:
-        pid = self.pids.get(job_id, 0)
-        if pid > 0:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signum)
+        """Through the zygote: its children's pids are those of its own PID namespace."""
+        self._send({"op": "signal", "id": job_id, "signum": int(signum)})
 
 
 class JudgeClient(_WorkerProcess):

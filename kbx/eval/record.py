@@ -132,6 +132,7 @@ class EvalRecord:
     runtime_ms: float = NAN  # sum over perf shapes of the candidate's median
     baseline_ms: float = NAN  # sum over perf shapes of the reference's median
     shapes: tuple[ShapeTiming, ...] = ()
+    sandbox_s: float = 0.0  # entering the sandbox: namespaces, mounts, two forks (kbx.worker.sandbox)
     compile_s: float = 0.0  # importing the candidate (Triton JIT happens at its first call, in check_s)
     check_s: float = 0.0  # running every correctness case, ghost replay included
     judge_s: float = 0.0  # the judge's reference and comparison

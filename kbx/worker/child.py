@@ -93,12 +93,14 @@ def start_worker(job: dict, event_fd: int, control_fd: int) -> None:
     reporter = Reporter(event_fd)
     try:
         info = load_job_task(job)
+        started = time.perf_counter()  # CLOCK_MONOTONIC: one clock for shim, init and worker
         if job["sandbox"] == sandbox.NAMESPACES:
             sandbox.enter(job, gpu=job["device"].startswith("cuda"))  # returns in the worker alone
+        sandbox_s = time.perf_counter() - started
     except Exception as exc:
         reporter.send(event=HARNESS_ERROR, message=f"{type(exc).__name__}: {exc}")
         raise
-    run_child(job, info, reporter, control_fd)
+    run_child(job, info, reporter, control_fd, sandbox_s)
 
 
 def load_job_task(job: dict):
@@ -112,11 +114,11 @@ def load_job_task(job: dict):
     return info
 
 
-def run_child(job: dict, info, reporter: Reporter, control_fd: int) -> None:
+def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: float = 0.0) -> None:
     """The worker: locked down, told when it may use the GPU, then the candidate's cases."""
     lock_down(job)
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks into stderr.txt, for Evaluator.dump_stacks
-    reporter.send(event=READY)  # from here on, whatever happens to this process is the candidate's doing
+    reporter.send(event=READY, sandbox_s=sandbox_s)  # from here on, whatever happens to this process is the candidate's doing
     import torch
 
     from kbx.tasks.inputs import make_generator

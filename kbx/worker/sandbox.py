@@ -1,9 +1,9 @@
 """The operating system's sandbox around one attempt: Linux namespaces entered at fork.
 
-The zygote forks a *shim* per attempt; the shim enters new mount, PID, network, IPC and UTS
-namespaces (plus a user namespace when kbx does not run as root), builds the candidate's view of
-the filesystem, and forks the namespace's *init* (PID 1), which mounts a private /proc and forks
-the *worker* (PID 2) that runs the candidate. What the candidate then gets:
+The zygote forks each worker as PID 1 of a fresh PID namespace (IsolatedForker); the worker then
+enters new mount, network, IPC and UTS namespaces, builds the candidate's view of the filesystem,
+mounts a private /proc and gives up its privileges, all before any candidate code runs. A
+non-root zygote works inside a user namespace of its own. What the candidate then gets:
 
 - a read-only, nosuid world (Python, torch, triton, kbx), with home directories, /run, the tasks
   folder (reference and expert files) and the evaluation's working folder hidden under empty
@@ -12,19 +12,21 @@ the *worker* (PID 2) that runs the candidate. What the candidate then gets:
 - no network (an empty network namespace) and no view of any process but its own descendants;
 - as root, the unprivileged uid `nobody` with no capabilities; otherwise its own uid with every
   capability of its user namespace dropped; no_new_privs either way;
-- death of everything it started when the attempt ends: when the worker exits, init exits, and
-  the kernel kills every process left in the PID namespace (setsid and double forks included);
-  init also dies with the shim (PDEATHSIG), and the zygote kills the shim's process group.
+- death of everything it started when the attempt ends: the worker is its namespace's init, and
+  when it exits the kernel kills every process left in it (setsid and double forks included).
 
 Namespaces are entered with unshare(2) in a fork of the pre-imported zygote rather than by
 starting a sandboxing tool per attempt: a fresh interpreter that imports torch costs seconds, a
-fork milliseconds (docs/SECURITY.md has the measurements). Needs Linux >= 5.12 (mount_setattr).
+fork milliseconds, and no fork is added to today's one per attempt (docs/SECURITY.md has the
+measurements). As PID 1 the worker ignores signals it sends itself without a handler; the kernel's
+own (a segfault) and the zygote's kill still end it. Needs Linux >= 5.12 (mount_setattr).
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import glob
 import json
 import os
@@ -35,6 +37,7 @@ import sys
 NAMESPACES = "namespaces"  # eval.sandbox: the mode this module provides
 NONE = "none"  # eval.sandbox=none: candidates run without it (every record says so)
 MODES = (NAMESPACES, NONE)
+SANDBOX_ENV = "KBX_SANDBOX"  # tells the zygote which mode to fork its workers for
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -48,7 +51,7 @@ NOBODY_UID = 65534  # when the passwd database has no `nobody`
 
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 GPU_NODE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
-HIDDEN_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home", "/mnt", "/media", "/srv")
+HIDDEN_DIRS = ("/tmp", "/var/tmp", "/run", "/root", "/home", "/mnt", "/media", "/srv")
 TMPFS_SIZE = "size=4g"  # each private tmpfs (RAM): room for compile caches, no memory filling
 
 
@@ -103,21 +106,33 @@ def nobody_ids() -> tuple[int, int]:
 # --- the filesystem view ---------------------------------------------------------------------
 
 
-def _visible_paths(job: dict) -> list[str]:
+def view_plan(job: dict) -> tuple[list[str], list[str]]:
+    """(hidden directories, visible paths under them) for a job; the same for every job of an
+    evaluation, so the zygote computes it once (warm_up) and every fork inherits it."""
+    return _view_plan(job["tasks_dir"], os.path.dirname(os.path.dirname(job["job_dir"])))
+
+
+@functools.lru_cache(maxsize=4)
+def _view_plan(tasks_dir: str, eval_dir: str) -> tuple[list[str], list[str]]:
+    hidden = _hidden_dirs(tasks_dir, eval_dir)
+    return hidden, _visible_paths(hidden, eval_dir)
+
+
+def _visible_paths(hidden: list[str], eval_dir: str) -> list[str]:
     """Read-only paths the worker needs that may lie under a hidden directory: the interpreter's
     prefixes and every import path (a virtualenv under /root, PYTHONPATH under /tmp)."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
     paths.update(p for p in sys.path if p and os.path.isdir(p))
-    hidden = _hidden_dirs(job)
-    return sorted(p for p in paths if any(_under(p, h) for h in hidden) and not _under(job["job_dir"], p))
+    return sorted(p for p in paths if any(_under(p, h) for h in hidden) and not _under(eval_dir, p))
 
 
-def _hidden_dirs(job: dict) -> list[str]:
+def _hidden_dirs(tasks_dir: str, eval_dir: str) -> list[str]:
     """Directories covered by an empty tmpfs: other users' and this user's files, sockets, other
     attempts (the evaluation's working folder) and the task files (the worker's task module is
-    loaded before the sandbox is entered, so expert kernels and other tasks stay out of reach)."""
-    extra = [os.path.expanduser("~"), job["tasks_dir"], os.path.dirname(os.path.dirname(job["job_dir"]))]
-    dirs = [d for d in {*HIDDEN_DIRS, *extra} if os.path.isdir(d) and os.path.realpath(d) != "/"]
+    loaded before the sandbox is entered, so expert kernels and other tasks stay out of reach).
+    /dev is rebuilt whole (build_view), so nothing under it is listed."""
+    dirs = [d for d in {*HIDDEN_DIRS, os.path.expanduser("~"), tasks_dir, eval_dir}
+            if os.path.isdir(d) and os.path.realpath(d) != "/" and not _under(d, "/dev")]  # fmt: skip
     # A hidden directory inside another one is covered already (its mount point would be gone).
     return sorted(d for d in dirs if not any(o != d and _under(d, o) for o in dirs))
 
@@ -154,12 +169,13 @@ def _mkpoint(path: str, is_dir: bool) -> None:
 def build_view(job: dict, gpu: bool) -> None:
     """In a fresh mount namespace: the read-only world, hidden directories, minimal /dev and the
     writable job directory. Runs in the shim, before the PID namespace's init is forked."""
+    hidden_dirs, visible = view_plan(job)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing below propagates back to the host
-    keep = {path: os.open(path, os.O_PATH) for path in [job["job_dir"], *_visible_paths(job), *_device_nodes(gpu)]}
+    keep = {path: os.open(path, os.O_PATH) for path in [job["job_dir"], *visible, *_device_nodes(gpu)]}
     try:
         _make_read_only("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID)
-        for hidden in _hidden_dirs(job):
-            mode = "mode=1777" if hidden in ("/tmp", "/var/tmp", "/dev/shm") else "mode=0755"
+        for hidden in hidden_dirs:
+            mode = "mode=1777" if hidden in ("/tmp", "/var/tmp") else "mode=0755"
             _mount("tmpfs", hidden, "tmpfs", MS_NOSUID | MS_NODEV, f"{TMPFS_SIZE},{mode}")
         _mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=1m,mode=0755")
         for sub, mode in (("shm", "mode=1777"),):
@@ -172,8 +188,6 @@ def build_view(job: dict, gpu: bool) -> None:
             is_dir = os.path.isdir(f"/proc/self/fd/{fd}")
             _mkpoint(path, is_dir)
             _bind_from_fd(fd, path, writable=path == job["job_dir"])
-            if path.startswith("/dev/"):  # device nodes need their mount without nodev
-                _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_NOSUID)
     finally:
         for fd in keep.values():
             os.close(fd)
@@ -182,47 +196,62 @@ def build_view(job: dict, gpu: bool) -> None:
 # --- processes --------------------------------------------------------------------------------
 
 
-def enter(job: dict, gpu: bool) -> None:
-    """Called in the zygote's fresh child (the shim). Returns only in the worker, PID 2 of the
-    attempt's namespaces, as `nobody` (root) or without capabilities (other users). The shim and
-    init exit from here; the shim mirrors the worker's exit status to the zygote."""
-    os.setsid()  # the zygote kills this group on timeout: shim and init
-    root = os.geteuid() == 0
+class IsolatedForker:
+    """Forks children that are each PID 1 of a fresh PID namespace. Lives in the zygote, which
+    must be single-threaded when it is created (a user namespace demands it).
+
+    unshare(CLONE_NEWPID) only sets the namespace of the caller's *next* child; setns back to its
+    own namespace right after the fork lets the next child get a fresh one too. That takes
+    CAP_SYS_ADMIN over the namespace returned to, so a non-root zygote first moves into user and
+    PID namespaces of its own (see _own_namespaces)."""
+
+    def __init__(self) -> None:
+        if os.geteuid() != 0:
+            _own_namespaces()
+        self.own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+
+    def fork(self) -> int:
+        _unshare(CLONE_NEWPID)
+        pid = os.fork()
+        if pid == 0:
+            os.close(self.own_pid_ns)
+        else:
+            _check(_libc().setns(self.own_pid_ns, CLONE_NEWPID), "setns back to the zygote's PID namespace")
+        return pid
+
+
+def _own_namespaces() -> None:
+    """Enter a user namespace mapping our uid to itself and a PID namespace it owns, by forking:
+    the child returns, as PID 1 of that namespace, and goes on as the zygote; this process stays
+    behind only to wait for it and exit as it did (the driver holds this process's pid). The child
+    dies with it (PDEATHSIG), and every worker with the child."""
     uid, gid = os.getuid(), os.getgid()
+    _unshare(CLONE_NEWUSER | CLONE_NEWPID)
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    child = os.fork()
+    if child == 0:
+        _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        return
+    os.closerange(0, 2)  # stdin: the zygote's protocol alone; 2 (the log) stays for errors
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    _, status = os.waitpid(child, 0)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def enter(job: dict, gpu: bool) -> None:
+    """In a child of IsolatedForker.fork (PID 1 of its namespace): its own mount, network, IPC
+    and UTS namespaces, the filesystem view, a private /proc, then no privileges: root becomes
+    `nobody`, any other user drops its namespace's capabilities. Everything the candidate starts
+    dies with this process, the namespace's init."""
+    root = os.geteuid() == 0  # the forker's user namespace (non-root zygotes) maps our uid to itself
     if root:
         _give_job_dir(job["job_dir"])
-        _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-    else:
-        _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"{uid} {uid} 1")
-        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    _unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     build_view(job, gpu)
-    status_r, status_w = os.pipe()
-    init = os.fork()
-    if init == 0:
-        os.close(status_r)
-        _run_init(status_w, root, gpu)  # returns only in the worker
-        return
-    os.close(status_w)
-    _forward(signal.SIGUSR1, init)
-    _mirror(_wait(init, status_r))
-
-
-def _run_init(status_w: int, root: bool, gpu: bool) -> None:
-    """PID 1 of the attempt: private /proc, then the worker; reaps orphans and reports the
-    worker's exit status to the shim. Its exit makes the kernel kill whatever is left."""
-    _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a shim killed before this killed its group
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    worker = os.fork()
-    if worker == 0:
-        os.close(status_w)
-        _drop_privileges(root, gpu)
-        return
-    _forward(signal.SIGUSR1, worker)
-    status = _reap_until(worker)
-    os.write(status_w, json.dumps(status).encode())
-    os._exit(0)
+    _drop_privileges(root, gpu)
 
 
 def _give_job_dir(job_dir: str) -> None:
@@ -248,53 +277,6 @@ def _drop_privileges(root: bool, gpu: bool) -> None:
     _check(_libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
 
 
-def _forward(signum: int, pid: int) -> None:
-    """Pass `signum` on to `pid` (stack dumps reach the worker through shim and init)."""
-
-    def handler(_signum, _frame) -> None:
-        try:
-            os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
-
-    signal.signal(signum, handler)
-
-
-def _reap_until(worker: int) -> dict:
-    """Reap every child (orphans re-parent to PID 1) until the worker has exited."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            return {"code": 1, "signal": 0}
-        if pid == worker:
-            if os.WIFSIGNALED(status):
-                return {"code": -1, "signal": os.WTERMSIG(status)}
-            return {"code": os.WEXITSTATUS(status), "signal": 0}
-
-
-def _wait(init: int, status_r: int) -> dict:
-    data = b""
-    while chunk := os.read(status_r, 4096):
-        data += chunk
-    os.waitpid(init, 0)
-    try:
-        return json.loads(data)
-    except ValueError:  # init was killed before it reported
-        return {"code": -1, "signal": signal.SIGKILL}
-
-
-def _mirror(status: dict) -> None:
-    """Exit the shim the way the worker did, so the zygote reports the worker's own fate."""
-    sig = int(status.get("signal", 0))
-    if sig:
-        if sig not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
-        os.kill(os.getpid(), sig)
-    os._exit(int(status.get("code", 1)) & 0xFF)
-
-
 # --- probe ------------------------------------------------------------------------------------
 
 
@@ -311,7 +293,7 @@ def probe(gpu: bool = False) -> str:
         os.makedirs(tasks_dir)
         open(os.path.join(tasks_dir, "task.py"), "w").close()  # noqa: SIM115 - must stay out of sight
         report_r, report_w = os.pipe()
-        pid = os.fork()
+        pid = IsolatedForker().fork()
         if pid == 0:
             os.close(report_r)
             try:
@@ -356,7 +338,7 @@ def _inside_checks(job_dir: str, tasks_dir: str) -> dict:
         "job directory not writable": can_write(job_dir),
         "the world is writable": not can_write(sys.prefix) and not can_write("/"),
         "the tasks folder is visible": not os.path.exists(os.path.join(tasks_dir, "task.py")),
-        "other processes are visible": sorted(p for p in os.listdir("/proc") if p.isdigit()) == ["1", "2"],
+        "other processes are visible": [p for p in os.listdir("/proc") if p.isdigit()] == ["1"],
         "the network is reachable": not connects(),
     }
 

@@ -8,6 +8,7 @@ Protocol, JSON lines. Driver -> zygote on stdin:
     {"op": "spawn", "job": {...}}        fork a child for the job
     {"op": "send", "id": ID, "text": T}  write T to the child's control pipe (e.g. "time")
     {"op": "kill", "id": ID}             SIGKILL the child's process group
+    {"op": "signal", "id": ID, "signum": N}  send signal N to the child (pids are the zygote's own)
 Zygote -> driver on its protocol fd (the original stdout):
     {"id": ID, "event": "spawned", "pid": P}
     {"id": ID, "event": <child event>, ...}   relayed from the child's result pipe
@@ -22,13 +23,16 @@ import selectors
 import signal
 import sys
 
+from kbx.worker.sandbox import NAMESPACES, SANDBOX_ENV, IsolatedForker, view_plan
+
 CHILD_INTERNAL_ERROR = 70  # exit code when kbx's own child code fails, not the candidate
 POLL_S = 0.05
 
 
 class Zygote:
-    def __init__(self, protocol_fd: int) -> None:
+    def __init__(self, protocol_fd: int, fork=os.fork) -> None:
         self.out = protocol_fd
+        self.fork = fork  # os.fork, or kbx.worker.sandbox.IsolatedForker().fork
         self.selector = selectors.DefaultSelector()
         self.children: dict[str, dict] = {}  # id -> {pid, event_r, control_w, buf}
         self.by_pid: dict[int, str] = {}
@@ -73,11 +77,18 @@ class Zygote:
                 pass  # the child is gone; its exit event follows
         elif op == "kill" and msg["id"] in self.children:
             _kill_group(self.children[msg["id"]]["pid"])
+        elif op == "signal" and msg["id"] in self.children:
+            try:
+                os.kill(self.children[msg["id"]]["pid"], int(msg["signum"]))
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def _spawn(self, job: dict) -> None:
         event_r, event_w = os.pipe()
         control_r, control_w = os.pipe()
-        pid = os.fork()
+        if job.get("sandbox") == NAMESPACES:
+            view_plan(job)  # computed once here, inherited by every fork
+        pid = self.fork()
         if pid == 0:  # child
             code = CHILD_INTERNAL_ERROR
             try:
@@ -184,13 +195,16 @@ def main() -> None:
     # A stack-dump request (Evaluator.dump_stacks) that reaches a child before it installs its
     # handler must not kill it: children inherit this until kbx.worker.child registers faulthandler.
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    fork = os.fork
+    if os.environ.get(SANDBOX_ENV) == NAMESPACES:  # before any import can start a thread
+        fork = IsolatedForker().fork
     import torch  # noqa: F401 - pre-import so every fork starts warm
     import triton  # noqa: F401
 
     import kbx.tasks  # noqa: F401
     import kbx.worker.child  # noqa: F401
 
-    Zygote(protocol_fd).serve()
+    Zygote(protocol_fd, fork).serve()
 
 
 if __name__ == "__main__":

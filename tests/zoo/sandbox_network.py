@@ -8,7 +8,6 @@ EXPECT: mismatch
 import socket
 
 import os
-import signal
 
 import torch
 import triton

@@ -8,7 +8,6 @@ EXPECT: mismatch
 import glob
 
 import os
-import signal
 
 import torch
 import triton

@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import os
-import signal
 
 import torch
 import triton

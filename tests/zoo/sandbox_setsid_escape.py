@@ -9,7 +9,6 @@ EXPECT: mismatch
 import sys
 
 import os
-import signal
 
 import torch
 import triton

@@ -8,7 +8,6 @@ EXPECT: mismatch
 import kbx
 
 import os
-import signal
 
 import torch
 import triton
