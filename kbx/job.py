@@ -23,10 +23,13 @@ from kbx.errors import ConfigError
 from kbx.eval.evaluator import EvalSettings
 from kbx.eval.pool import open_evaluator
 from kbx.eval.ray_pool import RaySettings
-from kbx.loop import run_suite
+from kbx.eval.record import EvalRecord, Status
+from kbx.inflight import QUARANTINE_AFTER, InFlightJournal, JournaledEvaluator
+from kbx.loop import Judged, TaskResult, run_suite
 from kbx.summary import summarize, table
 from kbx.tasks.registry import discover, select
 from kbx.tasks.spec import TaskInfo
+from kbx.worker.sandbox import NAMESPACES
 
 log = logging.getLogger("kbx")
 
@@ -107,12 +110,18 @@ class Job:
         self.run_id = parent
         log.info("MLflow run %s in %s", parent, tracker.uri)
         session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
+        journal = InFlightJournal(self.root, parent, session["kbx.session"])
+        evaluator = JournaledEvaluator(evaluator, journal)
 
         def log_task(result) -> None:
             tracker.log_task(parent, result, cfg.method.name, self.hardware, tags=session)
+            journal.finished(result.task.id)
 
         status = "FAILED"
         try:
+            for result in quarantined([t for t in self.tasks if t.id not in done], journal, evaluator.settings):
+                log_task(result)
+                done[result.task.id] = result
             todo = [t for t in self.tasks if t.id not in done]
             with _Progress() as progress:
                 fresh = run_suite(self.method, todo, evaluator, cfg.iteration.rounds,
@@ -148,8 +157,10 @@ class Job:
         return self.devices or (len(self.hardware.indices) if self.hardware.device == "cuda" else 1)
 
     def secrets(self) -> tuple[str, ...]:
-        key = self.cfg.get("llm", {}).get("api_key") or ""
-        return (str(key),) if key else ()
+        from kbx.llm.keys import api_key
+
+        key = api_key(OmegaConf.to_container(self.cfg.llm, resolve=True)) if self.cfg.get("llm") else ""
+        return (key,) if key else ()
 
     def resolved_yaml(self) -> str:
         """The resolved configuration with the API key redacted (what MLflow gets)."""
@@ -181,6 +192,7 @@ class Job:
             memory_limit_gb=float(e.memory_limit_gb),
             min_free_gpu_gb=float(e.min_free_gpu_gb),
             keep_jobs=bool(e.keep_jobs),
+            sandbox=str(e.get("sandbox", NAMESPACES)),
         )
 
     def ray_settings(self) -> RaySettings | None:
@@ -211,6 +223,7 @@ class Job:
             "gpu_name": self.hardware.gpu_name or "none",
             "gpus": self.device_count() if self.hardware.device == "cuda" else 0,
             "device": self.hardware.device,
+            "sandbox": str(cfg.eval.get("sandbox", NAMESPACES)),
             "iteration": cfg.iteration.rounds,
             "n_tasks": len(self.tasks),
             "tasks": ",".join(t.id for t in self.tasks)[:6000],
@@ -221,6 +234,20 @@ class Job:
             "triton_version": triton.__version__,
             "python_version": platform.python_version(),
         }
+
+
+def quarantined(tasks: list[TaskInfo], journal: InFlightJournal, settings: EvalSettings) -> list:
+    """Results for the tasks that earlier drivers died with in flight too often (kbx.inflight)."""
+    deaths = journal.deaths()
+    out = []
+    for task in tasks:
+        if deaths.get(task.id, 0) >= QUARANTINE_AFTER:
+            log.warning("quarantining %s: %d drivers died while judging it", task.id, deaths[task.id])
+            record = EvalRecord(task=task.id, task_version=task.spec.version, status=Status.QUARANTINED,
+                                reason=f"{deaths[task.id]} drivers died while this task was being judged; skipped",
+                                label="quarantine", device=settings.device, sandbox=settings.sandbox)  # fmt: skip
+            out.append(TaskResult(task, [Judged(0, record, "")]))
+    return out
 
 
 def check_backend(cfg: DictConfig) -> str:
@@ -267,6 +294,7 @@ def build_method(method_cfg: DictConfig, root: Path, context: dict | None = None
 def build_llm(cfg: DictConfig, root: Path):
     """The LLM client from the `llm` group; a relative cache_dir is taken from `root`."""
     from kbx.llm import LLMClient, LLMSettings
+    from kbx.llm.keys import api_key
 
     c = OmegaConf.to_container(cfg.llm, resolve=True)
     for key in ("concurrency", "retries", "max_tokens"):
@@ -274,7 +302,7 @@ def build_llm(cfg: DictConfig, root: Path):
             raise ConfigError(f"llm.{key} must be a non-negative integer, got {c[key]!r}")
     cache_dir = Path(str(c["cache_dir"]))
     settings = LLMSettings(
-        model=str(c["model"] or ""), api_base=str(c["api_base"] or ""), api_key=str(c["api_key"] or ""),
+        model=str(c["model"] or ""), api_base=str(c["api_base"] or ""), api_key=api_key(c),
         temperature=float(c["temperature"]), max_tokens=int(c["max_tokens"]), concurrency=int(c["concurrency"]),
         retries=int(c["retries"]), backoff_s=float(c["backoff_s"]), timeout_s=float(c["timeout_s"]),
         cache=str(c["cache"]), cache_dir=str(cache_dir if cache_dir.is_absolute() else root / cache_dir),

@@ -53,7 +53,7 @@ class TaskResult:
 
 def rank(record: EvalRecord) -> tuple:
     speed = record.speedup if record.timed and record.speedup == record.speedup else 0.0
-    return (record.correct, speed, record.compiled)
+    return (record.correct, speed, record.compiled, record.status.judged)
 
 
 def run_suite(

@@ -16,10 +16,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+
     from kbx.errors import EXIT_USER_ERROR, USER_ERRORS
     from kbx.job import Job
+    from kbx.llm.keys import refuse_key_on_command_line
 
     try:
+        refuse_key_on_command_line(HydraConfig.get().overrides.task)
         Job.prepare(cfg, Path.cwd()).run()
     except USER_ERRORS as exc:
         logging.getLogger("kbx").error("%s", exc)

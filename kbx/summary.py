@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import math
 
+from kbx.eval.record import Status
 from kbx.loop import TaskResult
 
 FAST_P = 1.0  # fast_1: share of tasks that are correct and faster than eager
 
 
 def summarize(results: list[TaskResult]) -> dict[str, float]:
-    """n_tasks, compile_rate, correct_rate, fast_1, n_timed and geomean_speedup (NaN when nothing was timed)."""
-    best = [r.best() for r in results]
+    """n_tasks, compile_rate, correct_rate, fast_1, n_timed and geomean_speedup (NaN when nothing was
+    timed). Rates are over the tasks with a verdict: n_harness_error and n_quarantined count the rest."""
+    everything = [r.best() for r in results]
+    best = [b for b in everything if b.status.judged]  # harness failures and quarantined tasks apart
     n = len(best)
     timed = [b.speedup for b in best if b.correct and b.timed and b.speedup == b.speedup]
     return {
-        "n_tasks": float(n),
+        "n_tasks": float(len(everything)),
+        "n_harness_error": float(sum(b.status is Status.HARNESS_ERROR for b in everything)),
+        "n_quarantined": float(sum(b.status is Status.QUARANTINED for b in everything)),
         "compile_rate": sum(b.compiled for b in best) / n if n else 0.0,
         "correct_rate": sum(b.correct for b in best) / n if n else 0.0,
         "fast_1": sum(1 for s in timed if s > FAST_P) / n if n else 0.0,
@@ -44,5 +49,7 @@ def table(results: list[TaskResult]) -> str:
     lines.append(
         f"\n{int(s['n_tasks'])} tasks: compiled {s['compile_rate']:.1%}, correct {s['correct_rate']:.1%}, "
         f"fast_1 {s['fast_1']:.1%}, geomean speedup {geo}"
+        + (f"; left out of the rates: {int(s['n_harness_error'])} harness errors (kbx's own failures), "
+           f"{int(s['n_quarantined'])} quarantined" if s["n_harness_error"] or s["n_quarantined"] else "")
     )
     return "\n".join(lines)

@@ -21,6 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
     from kbx.errors import EXIT_USER_ERROR, USER_ERRORS
+    from kbx.llm.keys import refuse_key_on_command_line
     from kbx.sweeps import spec as sweep_spec
     from kbx.sweeps.study import run
 
@@ -29,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
+        refuse_key_on_command_line(argv[1:])
         outcome = run(sweep_spec.load(argv[0], argv[1:]), Path.cwd())
     except USER_ERRORS as exc:
         print(f"kbx: error: {exc}", file=sys.stderr)

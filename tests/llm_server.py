@@ -86,3 +86,12 @@ if __name__ == "__main__":  # manual use: python tests/llm_server.py  (serves un
     with ScriptedServer() as s:
         print(s.base, flush=True)
         threading.Event().wait()
+
+
+def key_file(directory, key: str) -> str:
+    """A file holding `key`, for llm.api_key_file (a key on the command line is refused)."""
+    from pathlib import Path
+
+    path = Path(directory) / "api-key.txt"
+    path.write_text(key + "\n")
+    return str(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.llm_server import ERROR_MARK, ScriptedServer, fix_after_error
+from tests.llm_server import ERROR_MARK, ScriptedServer, fix_after_error, key_file
 
 pytestmark = pytest.mark.e2e
 KEY = "sk-kbx-cli-SECRET-9876543210abcdef"
@@ -17,7 +17,7 @@ def test_oneshot_and_iterative_against_a_scripted_server(kbx_cli, tmp_path):
     with ScriptedServer(fix_after_error) as srv:
         code, out, err = kbx_cli(
             "kbx.run", "-m", "method=oneshot,iterative", "task=Math/add", "hardware=cpu", "iteration.rounds=3",
-            "llm.model=openai/x", f"llm.api_base={srv.base}", f"llm.api_key={KEY}", f"llm.cache_dir={tmp_path}/cache",
+            "llm.model=openai/x", f"llm.api_base={srv.base}", f"llm.api_key_file={key_file(tmp_path, KEY)}", f"llm.cache_dir={tmp_path}/cache",
             "eval.secret_seed=false", "experiment=llmcli", f"tracking_uri={uri}", f"hydra.sweep.dir={tmp_path}/multirun",
         )  # fmt: skip
         prompts = [r["messages"][-1]["content"] for r in srv.chat_requests()]
@@ -41,7 +41,7 @@ def test_oneshot_and_iterative_against_a_scripted_server(kbx_cli, tmp_path):
 
     # the key is nowhere in the store: params, the database, any artifact (prompts, config.yaml)
     assert not any(KEY in str(v) for v in runs.astype(str).to_numpy().ravel())
-    files = [p for p in tmp_path.rglob("*") if p.is_file() and "multirun" not in p.parts]
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and "multirun" not in p.parts and p.name != "api-key.txt"]
     assert any(p.name == "config.yaml" for p in files) and any("llm" in p.parts for p in files)
     assert not [p for p in files if KEY.encode() in p.read_bytes()]
 
@@ -55,7 +55,7 @@ def test_agent_methods_from_the_cli_log_calls_per_role(kbx_cli, tmp_path):
     with ScriptedServer(roles_script()) as srv:
         code, out, err = kbx_cli(
             "kbx.run", "-m", "method=geak,kernelagent,stark", "task=Math/add", "hardware=cpu", "iteration.rounds=2",
-            "llm.model=openai/x", f"llm.api_base={srv.base}", "llm.api_key=sk-x", f"llm.cache_dir={tmp_path}/cache",
+            "llm.model=openai/x", f"llm.api_base={srv.base}", f"llm.api_key_file={key_file(tmp_path, 'sk-x')}", f"llm.cache_dir={tmp_path}/cache",
             "eval.secret_seed=false", "experiment=agents", f"tracking_uri={uri}", f"hydra.sweep.dir={tmp_path}/multirun",
         )  # fmt: skip
     assert code == 0, err[-3000:]
@@ -70,3 +70,14 @@ def test_agent_methods_from_the_cli_log_calls_per_role(kbx_cli, tmp_path):
     assert tasks.loc["stark", "metrics.llm_calls_planner"] == 1.0 and tasks.loc["stark", "metrics.attempts"] >= 1
     jobs = runs[runs["tags.kbx.role"] == "job"].set_index("params.method")
     assert jobs.loc["geak", "metrics.tokens_judge"] > 0 and jobs.loc["stark", "metrics.tokens_planner"] > 0
+
+
+def test_a_key_on_the_command_line_is_refused(kbx_cli, tmp_path):
+    """Any process of the user could read it from /proc/<pid>/cmdline: one line, exit 2, no work."""
+    for module, args in (("kbx.run", ["method=oneshot", "task=Math/add", "hardware=cpu", f"tracking_uri=sqlite:///{tmp_path}/m.db"]),
+                         ("kbx.sweep", ["sweeps/refine_budget.yaml", "hardware=cpu"])):  # fmt: skip
+        code, out, err = kbx_cli(module, *args, f"llm.api_key={KEY}")
+        assert code == 2, err[-2000:]
+        lines = [line for line in err.splitlines() if line.startswith("kbx: error:")]
+        assert len(lines) == 1 and "llm.api_key_file" in lines[0] and KEY not in err
+    assert not (tmp_path / "m.db").exists()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_server import ScriptedServer, broken, expert, fenced, fix_after_error
+from tests.llm_server import ScriptedServer, broken, expert, fenced, fix_after_error, key_file
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-kbx-sweep-SECRET-0123456789abcdef"
@@ -38,7 +38,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def common(srv: ScriptedServer, tmp_path: Path, key: str = "dummy") -> list[str]:
     return [f"storage=sqlite:///{tmp_path / 'optuna.db'}", "hardware=cpu", "llm.model=openai/x",
-            f"llm.api_base={srv.base}", f"llm.api_key={key}",
+            f"llm.api_base={srv.base}", f"llm.api_key_file={key_file(tmp_path, key)}",
             "llm.cache=off", "eval.secret_seed=false", "experiment=sweeptest",
             f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}"]  # fmt: skip
 
@@ -89,7 +89,8 @@ def test_done_when_command(kbx_cli, tmp_path):
     files = {f.path for f in client.list_artifacts(summary.iloc[0]["run_id"], "sweep")}
     assert {"sweep/best.json", "sweep/history_correct_rate.png", "sweep/trials.csv"} <= files
     # the API key is in neither store: Optuna's database (trial attributes), MLflow's, any artifact
-    assert not [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    leaks = [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    assert leaks == [tmp_path / "api-key.txt"]  # the key file it came from, and nothing else
 
 
 GRID = """

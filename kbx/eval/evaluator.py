@@ -259,7 +259,7 @@ class _Run:
                 return self._failed_worker(checked, s.check_timeout_s)
             if checked["stage_status"] != "ran":
                 return self._record(Status(checked["stage_status"]), checked, reason=_first_line(checked["message"]))
-            verdict = self._judge({"op": "compare", "task": self.task.id, "seeds": seeds,
+            verdict = self._judge({"op": "compare", "task": self.task.id, "digest": self.task.digest, "seeds": seeds,
                                    "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
             if "error" in verdict:
                 raise _HarnessFailure(f"judge failed: {verdict['error']}")
@@ -292,8 +292,8 @@ class _Run:
             return self._failed_worker(saved, s.time_timeout_s, during="saving timed outputs")
         if isinstance(baseline, str):
             raise _HarnessFailure(baseline)
-        recheck = self._judge({"op": "compare_perf", "task": self.task.id, "rows": timed["rows"],
-                               "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
+        recheck = self._judge({"op": "compare_perf", "task": self.task.id, "digest": self.task.digest,
+                               "rows": timed["rows"], "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
         if "error" in recheck:
             raise _HarnessFailure(f"judge failed: {recheck['error']}")
         if recheck["status"] != Status.OK.value:
@@ -325,7 +325,7 @@ class _Run:
         with ev.baseline_lock:
             if self.task.id not in ev.baselines:
                 started = time.perf_counter()
-                reply = ev.timer.request({"op": "baseline", "task": self.task.id,
+                reply = ev.timer.request({"op": "baseline", "task": self.task.id, "digest": self.task.digest,
                                           "timing": dataclasses.asdict(ev.settings.timing)},
                                          ev.settings.judge_timeout_s)  # fmt: skip
                 self.stage_s["baseline_s"] = time.perf_counter() - started

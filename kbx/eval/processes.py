@@ -20,6 +20,7 @@ from kbx.eval.sandbox_env import scrubbed_env
 
 ZYGOTE_DIED = "zygote_died"
 CLOSE_WAIT_S = 10.0
+JUDGE_START_TIMEOUT_S = 300.0  # a judge's start-up (imports), apart from any request's deadline
 
 
 class _WorkerProcess:
@@ -147,15 +148,22 @@ class JudgeClient(_WorkerProcess):
     def request(self, msg: dict, timeout_s: float) -> dict:
         with self.lock:
             proc = self._ensure()
-            try:
-                proc.stdin.write((json.dumps(msg) + "\n").encode())
-                proc.stdin.flush()
-                return self.replies.get(timeout=timeout_s)
-            except queue.Empty:
-                proc.kill()
-                return {"error": f"the judge did not answer within {timeout_s:.0f} s"}
-            except (BrokenPipeError, OSError) as exc:
-                return {"error": f"the judge process is gone: {exc}"}
+            if not self.serving and msg.get("op") != "ping":  # a fresh process answers a ping once it is ready
+                started = self._ask(proc, {"op": "ping"}, JUDGE_START_TIMEOUT_S)
+                if "error" in started:
+                    return started
+            return self._ask(proc, msg, timeout_s)
+
+    def _ask(self, proc: subprocess.Popen, msg: dict, timeout_s: float) -> dict:
+        try:
+            proc.stdin.write((json.dumps(msg) + "\n").encode())
+            proc.stdin.flush()
+            return self.replies.get(timeout=timeout_s)
+        except queue.Empty:
+            proc.kill()
+            return {"error": f"the judge did not answer within {timeout_s:.0f} s"}
+        except (BrokenPipeError, OSError) as exc:
+            return {"error": f"the judge process is gone: {exc}"}
 
 
 class JudgePool:

@@ -35,7 +35,9 @@ class Judge:
         self.refs: collections.OrderedDict = collections.OrderedDict()  # task key -> {(case, seed): output}
         self.loaded: tuple = ("", None)  # (path, payload or the exception reading it), for the next compare
 
-    def task(self, task_id: str):
+    def task(self, task_id: str, digest: str = ""):
+        """The task as first loaded by this judge; refused when that is not the file the driver
+        loaded (`digest`: kbx.tasks.registry.file_digest), e.g. a file edited during the run."""
         if task_id not in self.tasks:
             from pathlib import Path
 
@@ -43,7 +45,11 @@ class Judge:
 
             category, stem = task_id.split("/", 1)
             self.tasks[task_id] = load_task(Path(self.tasks_dir) / category / stem, category)
-        return self.tasks[task_id]
+        info = self.tasks[task_id]
+        if digest and info.digest != digest:
+            raise RuntimeError(f"the task file {info.path} is not the one the driver loaded (digest {info.digest}, "
+                               f"the driver's {digest}): it changed during the run")  # fmt: skip
+        return info
 
     def expected(self, info, case, seed: int):
         import torch
@@ -87,7 +93,7 @@ class Judge:
         if op == "baseline":
             from kbx.eval.timing import time_reference
 
-            info = self.task(req["task"])
+            info = self.task(req["task"], req.get("digest", ""))
             return {"rows": time_reference(info, self.device, req["timing"])}
         return {"error": f"unknown op {op!r}"}
 
@@ -110,7 +116,7 @@ class Judge:
         from kbx.eval.judging import Verdict
         from kbx.eval.record import Status
 
-        info = self.task(req["task"])
+        info = self.task(req["task"], req.get("digest", ""))
         path, payload = self.loaded
         self.loaded = ("", None)
         if path != req["outputs"]:
@@ -134,6 +140,10 @@ def main() -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # stray prints (torch warnings, task code) must not corrupt the protocol
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks into the log, for Evaluator.dump_stacks
+    import torch  # noqa: F401 - imported before the first answer, so request deadlines time requests, not start-up
+
+    import kbx.eval.judging  # noqa: F401
+
     judge = Judge(os.environ.get("KBX_DEVICE", "cpu"), os.environ["KBX_TASKS_DIR"])
     for line in sys.stdin:
         if not line.strip():

@@ -1,0 +1,105 @@
+"""Failures of kbx's own machinery are never the candidate's: each is injected from outside while
+an honest attempt is in flight, and the attempt must come back `ok`, redone (harness_retries), or
+as `harness_error`, which the rates leave out. CPU, the fixture tasks, the sandbox on."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kbx.eval.evaluator import MAX_HARNESS_RETRIES, Attempt, EvalSettings, Evaluator
+from kbx.eval.record import Status
+from kbx.loop import Judged, TaskResult
+from kbx.summary import summarize
+from kbx.tasks import discover
+
+HERE = Path(__file__).parent
+FIXTURE_TASKS = HERE / "fixtures" / "tasks"
+HONEST = (HERE / "zoo" / "ok_triton.py").read_text()
+TASK = "Math/zoo_scale_add"
+IMPORT_DELAY_S = 3.0  # the honest candidate sleeps this long at import: the window for the fault
+SLOW_HONEST = f"import time\ntime.sleep({IMPORT_DELAY_S})\n" + HONEST
+PHASE_WAIT_S = 120.0
+JUDGE_DEADLINE_S = 10.0  # far above a warm judge's answer on the fixture task
+
+
+def _settings(tasks_dir: Path, **kw) -> EvalSettings:
+    return EvalSettings(tasks_dir=str(tasks_dir), workers=1, secret_seed=False, check_timeout_s=120.0, **kw)
+
+
+def _wait_for_phase(ev: Evaluator, phase: str) -> None:
+    deadline = time.monotonic() + PHASE_WAIT_S
+    while time.monotonic() < deadline:
+        if any(p == phase for _, p, _ in ev.in_flight()):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no attempt reached {phase!r}: {ev.in_flight()}")
+
+
+def _in_background(fn):
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(fn()))
+    thread.start()
+    return thread, out
+
+
+def test_worker_pool_killed_mid_attempt_is_redone():
+    tasks = discover(str(FIXTURE_TASKS))
+    with Evaluator(_settings(FIXTURE_TASKS)) as ev:
+        thread, out = _in_background(lambda: ev.evaluate_one(Attempt(tasks[TASK], SLOW_HONEST, "innocent")))
+        _wait_for_phase(ev, "checking")
+        time.sleep(0.5)
+        ev.zygote.proc.kill()  # the pre-forked pool dies under the innocent attempt
+        thread.join()
+    (record,) = out
+    assert record.status is Status.OK, (record.status, record.reason)
+    assert record.harness_retries == 1
+
+
+def test_a_judge_that_stops_answering_is_replaced():
+    tasks = discover(str(FIXTURE_TASKS))
+    with Evaluator(_settings(FIXTURE_TASKS)) as ev:
+        assert ev.evaluate_one(Attempt(tasks[TASK], HONEST, "warm-up")).status is Status.OK  # the judge runs
+        ev.settings = dataclasses.replace(ev.settings, judge_timeout_s=JUDGE_DEADLINE_S)  # once it is warm
+        (judge,) = ev.judges.clients
+        os.kill(judge.proc.pid, signal.SIGSTOP)  # hung: no answer until its deadline, then killed
+        record = ev.evaluate_one(Attempt(tasks[TASK], HONEST, "innocent"))
+    assert record.status is Status.OK, (record.status, record.reason)
+    assert record.harness_retries == 1
+
+
+def test_a_task_file_changed_during_the_run_is_refused_not_charged(tmp_path):
+    tasks_dir = tmp_path / "tasks"
+    shutil.copytree(FIXTURE_TASKS, tasks_dir)
+    task = discover(str(tasks_dir))[TASK]
+    task_file = Path(task.path)
+    task_file.write_text(task_file.read_text().replace("return input * 2 + other", "return input * 0"))
+    with Evaluator(_settings(tasks_dir)) as ev:
+        record = ev.evaluate_one(Attempt(task, HONEST, "innocent"))
+    assert record.status is Status.HARNESS_ERROR and record.harness_retries == MAX_HARNESS_RETRIES
+    assert "changed during the run" in record.reason
+    assert not record.compiled and not record.correct
+    ok = dataclasses.replace(record, status=Status.OK)
+    summary = summarize([TaskResult(task, [Judged(0, record, "")]), TaskResult(task, [Judged(0, ok, "")])])
+    assert summary["n_tasks"] == 2 and summary["n_harness_error"] == 1
+    assert summary["correct_rate"] == 1.0  # over the one task with a verdict
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("runuser") or not os.access("/usr/bin/python3", os.X_OK),
+                    reason="needs root, runuser and a system python3 to run the probe as another user")  # fmt: skip
+def test_the_sandbox_works_for_an_unprivileged_user():
+    """The non-root path: the zygote's own user and PID namespaces (kbx.worker.sandbox)."""
+    import subprocess
+
+    repo = str(HERE.parent)
+    done = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-m", "kbx.worker.sandbox"],
+                          capture_output=True, text=True, cwd="/", env={"PYTHONPATH": repo, "PATH": os.environ["PATH"]},
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0 and '"available": true' in done.stdout, done.stdout + done.stderr
