@@ -173,6 +173,9 @@ def _host_watch(mp: pytest.MonkeyPatch):
     'other job' process; afterwards what the attacks left on the host."""
     for target in _escape_targets():
         target.unlink(missing_ok=True)
+    store = HERE.parent / ".kbx_cache" / "zoo"  # a store of the checkout's, that sandbox_write_outside looks for
+    store.mkdir(parents=True, exist_ok=True)
+    (store / "kernel.py").write_text("# another method's kernel\n")
     tmp = Path(tempfile.mkdtemp(prefix="kbx-zoo-tasks-"))
     watch = HostWatch(tasks_dir=tmp / "tasks")
     shutil.copytree(FIXTURE_TASKS, watch.tasks_dir, ignore=shutil.ignore_patterns("__pycache__"))

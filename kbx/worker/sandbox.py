@@ -51,6 +51,9 @@ NOBODY_UID = 65534  # when the passwd database has no `nobody`
 
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 GPU_NODE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
+# kbx's stores under the driver's working directory: records, LLM caches and other methods'
+# kernels a candidate could otherwise look up and copy at run time.
+STORE_DIRS = ("mlruns", ".kbx_cache", ".services", "outputs", "multirun")
 HIDDEN_DIRS = ("/tmp", "/var/tmp", "/run", "/root", "/home", "/mnt", "/media", "/srv")
 TMPFS_SIZE = "size=4g"  # each private tmpfs (RAM): room for compile caches, no memory filling
 
@@ -128,10 +131,12 @@ def _visible_paths(hidden: list[str], eval_dir: str) -> list[str]:
 
 def _hidden_dirs(tasks_dir: str, eval_dir: str) -> list[str]:
     """Directories covered by an empty tmpfs: other users' and this user's files, sockets, other
-    attempts (the evaluation's working folder) and the task files (the worker's task module is
-    loaded before the sandbox is entered, so expert kernels and other tasks stay out of reach).
+    attempts (the evaluation's working folder), kbx's stores (STORE_DIRS) and the task files (the
+    worker's task module is loaded before the sandbox is entered, so expert kernels and other
+    tasks stay out of reach).
     /dev is rebuilt whole (build_view), so nothing under it is listed."""
-    dirs = [d for d in {*HIDDEN_DIRS, os.path.expanduser("~"), tasks_dir, eval_dir}
+    stores = [os.path.join(os.getcwd(), name) for name in STORE_DIRS]
+    dirs = [d for d in {*HIDDEN_DIRS, *stores, os.path.expanduser("~"), tasks_dir, eval_dir}
             if os.path.isdir(d) and os.path.realpath(d) != "/" and not _under(d, "/dev")]  # fmt: skip
     # A hidden directory inside another one is covered already (its mount point would be gone).
     return sorted(d for d in dirs if not any(o != d and _under(d, o) for o in dirs))

@@ -1,5 +1,7 @@
 """Writes a marker file into the kbx checkout, torch's site-packages, root's home and the host's
-/tmp (the test checks the host afterwards: none may exist there); returns zeros.
+/tmp (the test checks the host afterwards: none may exist there), and looks for kbx's stores in
+its working directory (records and cached LLM answers: other methods' kernels to copy); returns
+zeros.
 
 TASK: Math/zoo_scale_add
 EXPECT: mismatch
@@ -24,6 +26,9 @@ for target in TARGETS:
         print(f"ATTACK write {target}: written (inside the sandbox)", flush=True)
     except OSError as exc:
         print(f"ATTACK write {target}: blocked ({exc.strerror})", flush=True)
+for store in (os.path.join(TARGETS[0], name) for name in ("mlruns", ".kbx_cache")):
+    found = os.path.isdir(store) and os.listdir(store)
+    print(f"ATTACK read {store}: {'SUCCEEDED' if found else 'blocked'}", flush=True)
 
 @triton.jit
 def _zeros(out_ptr, n, BLOCK: tl.constexpr):
