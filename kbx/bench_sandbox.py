@@ -57,6 +57,8 @@ def bench_sandbox(pairs: int) -> dict:
             for mode, ev in ((NAMESPACES, boxed), (NONE, bare)):
                 record = ev.evaluate_one(attempt)
                 statuses.add(record.status.value)
+                print(f"{'warm-up' if i < WARMUP else f'pair {i - WARMUP}'} {mode:10s} {record.status.value} "
+                      f"wall {record.wall_s:.3f}s sandbox {1000 * record.sandbox_s:.1f} ms", flush=True)  # fmt: skip
                 if i >= WARMUP:
                     walls[mode].append(record.wall_s)
                     if mode == NAMESPACES:

@@ -50,6 +50,7 @@ def test_a_driver_killing_kernel_is_quarantined_and_the_job_finishes(kbx_cli, tm
     )) + "\n")  # fmt: skip
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     args = ("kbx.run", "method=predictions", f"method.path={preds}", "hardware=cpu", "eval.sandbox=none",
+            "task=[Activation/zoo_relu_inplace,Math/zoo_scale_add]",
             "eval.workers=1", "eval.secret_seed=false", "experiment=quarantine", f"tracking_uri={uri}",
             f"hydra.run.dir={tmp_path}/outputs")  # fmt: skip
     env = {"KBX_TASKS_DIR": str(FIXTURE_TASKS)}

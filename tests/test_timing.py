@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from kbx.eval.timing import _summary
+from kbx.eval.timing import _summary, energy_calls
 from kbx.eval.timing_policy import SUSPECT_SPEEDUP, TimingPolicy, combine
 from kbx.tasks import discover
 
@@ -46,3 +46,16 @@ def test_a_speedup_above_the_review_threshold_is_flagged():
     task = discover()["Math/add"]
     _, speedup, suspect = combine(task, [_row("a", 1.0)], [_row("a", 2 * SUSPECT_SPEEDUP)])
     assert speedup == pytest.approx(2 * SUSPECT_SPEEDUP) and "flagged for review" in suspect
+
+
+def test_energy_burst_is_sized_by_the_slower_of_event_and_host_time():
+    """A kernel that hides 20 ms of work from the CUDA events (a side stream) measures ~0 ms per
+    call; sized by that, its burst once queued 20,000 calls (minutes of GPU). Sized by the host's
+    time per call, the burst stays about energy_burst_ms long."""
+    pol = TimingPolicy()
+    event_ms, host_ms = 0.004, 20.0
+    row = _summary([event_ms] * 20, [host_ms - event_ms] * 20, pol)
+    assert row["host_suspect"]
+    calls = energy_calls(pol, max(row["median_ms"], row["host_median_ms"]))
+    assert calls * host_ms <= 2 * pol.energy_burst_ms
+    assert energy_calls(pol, event_ms) * host_ms > 1000 * pol.energy_burst_ms  # what the events alone would ask

@@ -221,6 +221,11 @@ def _host_watch(mp: pytest.MonkeyPatch):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _progress(index: int, rec: EvalRecord) -> None:
+    """One line per judged entry (visible with `pytest -s`): where a slow zoo run is."""
+    print(f"zoo {rec.label:32s} {rec.status.value:16s} {rec.wall_s:6.1f}s", flush=True)
+
+
 def _evaluate_zoo(device: str, tasks_dir: Path) -> dict[str, EvalRecord]:
     """Every zoo entry for `device` through the evaluator; records by entry name."""
     tasks = discover(str(tasks_dir))
@@ -241,7 +246,7 @@ def _evaluate_zoo(device: str, tasks_dir: Path) -> dict[str, EvalRecord]:
                 # Start the worker pool under the long timeout, so the short one times the candidate alone.
                 ev.evaluate([Attempt(tasks[hangs[0].task], "x = 1\n", "warm-up")])
                 ev.settings = dataclasses.replace(ev.settings, check_timeout_s=HANG_CHECK_TIMEOUT_S)
-                records.update({r.label: r for r in ev.evaluate(attempts(hangs))})
+                records.update({r.label: r for r in ev.evaluate(attempts(hangs), on_record=_progress)})
         except BaseException as exc:  # surfaced in the main thread
             errors.append(exc)
 
@@ -253,7 +258,7 @@ def _evaluate_zoo(device: str, tasks_dir: Path) -> dict[str, EvalRecord]:
         if thread:
             thread.start()
         with Evaluator(settings) as ev:
-            records.update({r.label: r for r in ev.evaluate(attempts(rest))})
+            records.update({r.label: r for r in ev.evaluate(attempts(rest), on_record=_progress)})
         if thread:
             thread.join()
     if errors:

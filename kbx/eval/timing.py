@@ -111,7 +111,8 @@ def _time_shape(fn, info, case, device: str, pol: TimingPolicy, energy: bool) ->
         samples, host_excess, last = _measure(run, flush, pol)
         row.update(_summary(samples, host_excess, pol))
         skipped = {"telemetry": "read on the largest perf shape only"}
-        row.update(_energy(run, pol, row["median_ms"]) if energy else skipped)
+        per_call_ms = max(row["median_ms"], row["host_median_ms"])  # events can miss work on other streams
+        row.update(_energy(run, pol, per_call_ms) if energy else skipped)
         row["last_seed"], row["ok"] = last[0], True
         if threading.active_count() > threads_before:
             row["host_suspect"] = "the entry started background threads"
@@ -166,18 +167,25 @@ def _measure(run, flush, pol: TimingPolicy):
 
 def _energy(run, pol: TimingPolicy, median_ms: float) -> dict:
     """Telemetry over a burst of back-to-back calls (no L2 flush, whose energy is not the kernel's)
-    lasting about energy_burst_ms on the GPU: the call count comes from the measured median, since
-    launching for energy_burst_ms of host time would queue far more work than that for a slow kernel."""
+    lasting about energy_burst_ms on the GPU: the call count comes from the measured time per call,
+    since launching for energy_burst_ms of host time would queue far more work than that for a slow
+    kernel. That time must be the host's where it is longer: a kernel hiding its work from the CUDA
+    events (a side stream) once got 20,000 calls of 20 ms each, minutes of GPU held."""
     if pol.energy_burst_ms <= 0:
         return {"telemetry": "disabled"}
     meter = _gpu_telemetry(pol.nvml_index)
-    calls = int(min(MAX_ENERGY_CALLS, max(1, math.ceil(pol.energy_burst_ms / max(median_ms, 1e-6)))))
+    calls = energy_calls(pol, median_ms)
     _SYNC()
     before = meter.snapshot()
     for i in range(calls):
         run(i)
     _SYNC()
     return telemetry.around(before, meter.snapshot(), calls)
+
+
+def energy_calls(pol: TimingPolicy, per_call_ms: float) -> int:
+    """Calls in an energy burst of about `pol.energy_burst_ms`, at most MAX_ENERGY_CALLS."""
+    return int(min(MAX_ENERGY_CALLS, max(1, math.ceil(pol.energy_burst_ms / max(per_call_ms, 1e-6)))))
 
 
 def _summary(samples: list[float], host_excess: list[float], pol: TimingPolicy) -> dict:
