@@ -5,6 +5,11 @@ small attempt in turn (A B A B ..., one at a time), so drift of a shared machine
 The attempt is a Triton kernel for Activation/relu that is off by one: it runs every stage but
 timing (worker, inputs, import, cases, ghost replay, judge), whose noise would hide milliseconds.
 Reported: the median and spread of the paired wall-time differences, and the probe's cost.
+
+Whole attempts vary by ±100 ms on their own (judging, the GPU), more than the sandbox costs, so
+the cost is also measured where it arises: from this process, with torch and triton imported as
+in the zygote, `FORK_PAIRS` pairs of a plain fork that exits against an isolated fork that enters
+the sandbox and exits (namespaces torn down included), from fork to reaped exit.
 """
 
 from __future__ import annotations
@@ -33,6 +38,50 @@ def relu(input):
     return out
 '''
 WARMUP = 2  # attempts per evaluator before counting: worker pool and judges started, caches warm
+FORK_PAIRS = 40
+
+
+def fork_costs_ms(pairs: int = FORK_PAIRS) -> dict[str, list[float]]:
+    """Fork-to-reaped-exit times of a plain worker fork and a sandboxed one, paired, from a process
+    that has what the zygote has imported. Runs in a child process of its own: the forker must be
+    created single-threaded, before torch starts any thread."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        return pool.apply(_fork_costs_ms, (pairs,))
+
+
+def _fork_costs_ms(pairs: int) -> dict[str, list[float]]:
+    import os
+    import tempfile
+
+    from kbx.worker import sandbox
+
+    forker = sandbox.IsolatedForker()
+    import torch  # noqa: F401 - the zygote's address space, which every fork copies
+    import triton  # noqa: F401
+
+    import kbx.worker.child  # noqa: F401
+
+    out: dict[str, list[float]] = {sandbox.NAMESPACES: [], sandbox.NONE: []}
+    with tempfile.TemporaryDirectory(prefix="kbx-fork-bench-") as work:
+        tasks_dir = os.path.join(work, "tasks")
+        os.makedirs(tasks_dir)
+        for i in range(pairs):
+            for mode, fork in ((sandbox.NAMESPACES, forker.fork), (sandbox.NONE, os.fork)):
+                job = {"job_dir": os.path.join(work, "jobs", f"{i}-{mode}"), "tasks_dir": tasks_dir}
+                os.makedirs(job["job_dir"])
+                sandbox.view_plan(job)  # as the zygote does before forking
+                started = time.perf_counter()
+                pid = fork()
+                if pid == 0:
+                    if mode == sandbox.NAMESPACES:
+                        sandbox.enter(job, gpu=False)
+                    os._exit(0)
+                os.waitpid(pid, 0)
+                out[mode].append(1000 * (time.perf_counter() - started))
+    return out
 
 
 def bench_sandbox(pairs: int) -> dict:
@@ -64,12 +113,16 @@ def bench_sandbox(pairs: int) -> dict:
                     if mode == NAMESPACES:
                         setup.append(record.sandbox_s)
     deltas_ms = [1000 * (a - b) for a, b in zip(walls[NAMESPACES], walls[NONE])]
+    forks = fork_costs_ms()
+    fork_deltas = [a - b for a, b in zip(forks[NAMESPACES], forks[NONE])]
     q = statistics.quantiles(deltas_ms, n=4) if len(deltas_ms) > 1 else deltas_ms * 3
     return {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "pairs": pairs, "task": TASK,
         "statuses": sorted(statuses), "probe_reason": probe_reason, "probe_s": probe_s,
         "wall_ms_median": {mode: 1000 * statistics.median(w) for mode, w in walls.items()},
         "setup_ms_median": 1000 * statistics.median(setup), "setup_ms_max": 1000 * max(setup),
+        "fork_ms_median": {mode: statistics.median(f) for mode, f in forks.items()},
+        "fork_overhead_ms_median": statistics.median(fork_deltas), "fork_overhead_ms_max": max(fork_deltas),
         "overhead_ms_median": statistics.median(deltas_ms), "overhead_ms_q1": q[0], "overhead_ms_q3": q[2],
     }  # fmt: skip
 
@@ -81,6 +134,9 @@ def format_sandbox_report(report: dict) -> str:
             f"  attempt wall, median: namespaces {w['namespaces']:.1f} ms, none {w['none']:.1f} ms\n"
             f"  entering the sandbox (in the record's sandbox_s): median {report['setup_ms_median']:.1f} ms, "
             f"max {report['setup_ms_max']:.1f} ms\n"
+            f"  fork to reaped exit, {FORK_PAIRS} pairs: namespaces {report['fork_ms_median']['namespaces']:.1f} ms, "
+            f"plain {report['fork_ms_median']['none']:.1f} ms: overhead median {report['fork_overhead_ms_median']:+.1f} ms, "
+            f"max {report['fork_overhead_ms_max']:+.1f} ms\n"
             f"  paired wall difference per attempt: median {report['overhead_ms_median']:+.1f} ms "
             f"(IQR {report['overhead_ms_q1']:+.1f} .. {report['overhead_ms_q3']:+.1f} ms)\n"
             f"  probe (once per process): {1000 * report['probe_s']:.0f} ms")  # fmt: skip
