@@ -66,7 +66,7 @@ _LINSPACE = [-6.0 + 12.0 * i / 256 for i in range(257)]  # linspace(-6, 6, 257):
 
 
 def half_precision(entry: str, dtype: str, standard_shape: tuple) -> Task:
-    """gelu_bf16 / gelu_fp16: the same cases and perf shapes, in `dtype`."""
+    """gelu_bf16 / gelu_fp16: one set of cases in `dtype`; `standard_shape` is the shape of the random ones."""
     return Task(
         entry=entry,
         dtypes=(dtype,),
