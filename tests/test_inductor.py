@@ -17,8 +17,19 @@ def test_refused_on_a_cpu_where_inductor_emits_cpp():
 
 def test_the_proposal_compiles_the_tasks_own_reference():
     (proposal,) = build(mode="default").propose(task("Activation/gelu"), 0, [])
-    assert "torch.compile(_task.TASK.reference" in proposal.code and "tasks/Activation/gelu/task.py" in proposal.code
+    assert "torch.compile(_chosen.reference" in proposal.code and "tasks/Activation/gelu/task.py" in proposal.code
     assert build().propose(task("Activation/gelu"), 1, []) == []
+
+
+def test_a_dtype_variants_proposal_compiles_the_variants_reference():
+    """gelu_int8 lives in gelu's task file; its proposal must compile the int8 reference, not gelu's."""
+    import torch
+
+    (proposal,) = build(mode="default").propose(task("Activation/gelu_int8"), 0, [])
+    scope: dict = {}
+    exec(compile(proposal.code, "<proposal>", "exec"), scope)  # noqa: S102 - kbx's own template; compiles lazily
+    assert scope["_chosen"].entry == "gelu_int8" and "gelu_int8" in scope
+    assert scope["_chosen"].reference(torch.tensor([5, -3], dtype=torch.int8)).dtype == torch.int8
 
 
 @pytest.mark.gpu

@@ -17,7 +17,7 @@ from kbx.llm.prompt import PromptSettings, feedback, task_messages
 from kbx.loop import run_suite
 from kbx.methods.base import Proposal
 from kbx.methods.llm import Budget, build_best_of_n, build_iterative, build_oneshot
-from kbx.tasks.registry import default_tasks_dir, load_task
+from kbx.tasks.registry import default_tasks_dir, load_task_id
 from tests.llm_server import EXPERT_ADD, ScriptedServer, fenced
 
 CPU = load_profiles()["cpu"]
@@ -26,8 +26,7 @@ SYNTAX_BAD = "def add(input, other, alpha=1, out=None:\n    return input\n"
 
 
 def task(task_id: str):
-    category, stem = task_id.split("/")
-    return load_task(Path(default_tasks_dir()) / category / stem, category)
+    return load_task_id(default_tasks_dir(), task_id)
 
 
 ADD = task("Math/add")

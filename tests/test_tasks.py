@@ -7,8 +7,9 @@ import textwrap
 
 import pytest
 
-from kbx.tasks import CATEGORIES, TaskError, discover, select
+from kbx.tasks import CATEGORIES, TaskError, default_tasks_dir, discover, select
 from kbx.tasks.check import check_task
+from kbx.tasks.registry import load_task_id
 
 GOOD_TASK = textwrap.dedent(
     '''
@@ -65,6 +66,80 @@ def test_discovery_rejects_malformed_tasks(tmp_path, setup, message):
     setup(tmp_path)
     with pytest.raises(TaskError, match=message):
         discover.__wrapped__(str(tmp_path))
+
+
+VARIANTS_OF_TASK = textwrap.dedent(
+    """
+    import dataclasses
+    VARIANTS = [dataclasses.replace(TASK, entry=e, dtypes=(d,), signature=f"{e}(x)", version=v) for e, d, v in TRIPLES]
+    """
+)
+
+
+def write_variants(root, triples: str, expert: bool = False):
+    """Math/double whose VARIANTS are copies of its TASK, one per (entry, dtype, version) triple."""
+    body = GOOD_TASK.format(entry="double", perf=[10, 11, 12]) + VARIANTS_OF_TASK.replace("TRIPLES", triples)
+    folder = write_task(root, "Math/double", body=body)
+    if expert:
+        (folder / "expert.py").write_text("def double(x): ...\ndef double_bf16(x): ...\n")
+    return folder
+
+
+def test_a_task_module_declares_its_dtype_variants(tmp_path):
+    write_variants(tmp_path, '[("double_bf16", "bfloat16", 2), ("double_int8", "int8", 3)]', expert=True)
+    tasks = discover.__wrapped__(str(tmp_path))
+    assert list(tasks) == ["Math/double", "Math/double_bf16", "Math/double_int8"]
+    base, bf16, int8 = tasks.values()
+    assert (bf16.stem, bf16.spec.entry, bf16.spec.dtypes, bf16.spec.version) == ("double_bf16", "double_bf16",
+                                                                                ("bfloat16",), 2)  # fmt: skip
+    assert int8.spec.version == 3 and base.spec.version == 1
+    assert base.path == bf16.path == int8.path and base.digest == bf16.digest  # one file, one expert
+    assert base.expert_path == bf16.expert_path == int8.expert_path != ""
+    for task_id, info in tasks.items():  # what workers and judges load, importing one folder
+        loaded = load_task_id(tmp_path, task_id)
+        assert (loaded.id, loaded.stem, loaded.spec.entry, loaded.spec.version) == (
+            info.id, info.stem, info.spec.entry, info.spec.version)  # fmt: skip
+    with pytest.raises(TaskError, match="declares no task 'Math/double_fp16'"):
+        load_task_id(tmp_path, "Math/double_fp16")
+    with pytest.raises(TaskError, match="a task is a folder"):
+        load_task_id(tmp_path, "Math/triple")
+
+
+@pytest.mark.parametrize(
+    ("triples", "message"),
+    [
+        ('[("triple_bf16", "bfloat16", 1)]', "must be double_<suffix>"),  # not named after its folder
+        ('[("double_BF16", "bfloat16", 1)]', "must be double_<suffix>"),  # the suffix: lowercase and digits
+        ('[("double_bf16", "bfloat99", 1)]', r"\(VARIANTS: double_bf16\): dtypes"),  # validated like TASK
+        ('[("double_bf16", "bfloat16", 0)]', r"\(VARIANTS: double_bf16\): version"),
+    ],
+)
+def test_malformed_variants_are_rejected_naming_the_file(tmp_path, triples, message):
+    write_variants(tmp_path, triples)
+    with pytest.raises(TaskError, match=message):
+        discover.__wrapped__(str(tmp_path))
+
+
+def test_variants_must_be_a_list_of_tasks(tmp_path):
+    folder = write_variants(tmp_path, "[]")
+    (folder / "task.py").write_text((folder / "task.py").read_text() + "VARIANTS = {'bf16': TASK}\n")
+    with pytest.raises(TaskError, match="task.py: VARIANTS must be a list"):
+        discover.__wrapped__(str(tmp_path))
+
+
+def test_a_variant_and_a_folder_of_the_same_id_are_a_duplicate(tmp_path):
+    write_variants(tmp_path, '[("double_bf16", "bfloat16", 1)]')
+    write_task(tmp_path, "Math/double_bf16", entry="double_bf16")
+    with pytest.raises(TaskError, match="duplicate task id 'Math/double_bf16'"):
+        discover.__wrapped__(str(tmp_path))
+
+
+def test_every_repository_task_loads_alone_by_its_id():
+    """Workers and judges load one task by id (`load_task_id`); it must be the task discovery found."""
+    for task_id, info in discover().items():
+        loaded = load_task_id(default_tasks_dir(), task_id)
+        assert (loaded.id, loaded.path, loaded.expert_path, loaded.spec.entry, loaded.spec.version, loaded.digest) == (
+            info.id, info.path, info.expert_path, info.spec.entry, info.spec.version, info.digest)  # fmt: skip
 
 
 def test_select_by_category_and_id_and_unknowns():

@@ -1,10 +1,11 @@
 """method=inductor: no LLM; the Triton code that `torch.compile` (Inductor) generates for the
 task's own PyTorch reference, judged like any other kernel (round 0 only).
 
-The proposal loads the task file and compiles its reference inside the worker, so Inductor's
-generated Triton kernels are what runs, and the worker's launch counter (which also hooks
-Inductor's kernel launcher) sees them. Inductor emits Triton only for CUDA devices: on a CPU it
-would generate C++, which is not a Triton kernel, so the method refuses to run there.
+The proposal loads the task file and compiles its reference (a dtype variant's own, for a
+variant) inside the worker, so Inductor's generated Triton kernels are what runs, and the worker's
+launch counter (which also hooks Inductor's kernel launcher) sees them. Inductor emits Triton only
+for CUDA devices: on a CPU it would generate C++, which is not a Triton kernel, so the method
+refuses to run there.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import torch
 _spec = importlib.util.spec_from_file_location("kbx_inductor_task", {path!r})
 _task = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_task)
-{entry} = torch.compile(_task.TASK.reference, mode={mode!r}, dynamic=False)
+_chosen = next(t for t in [_task.TASK, *getattr(_task, "VARIANTS", [])] if t.entry == {entry!r})  # or a dtype variant
+{entry} = torch.compile(_chosen.reference, mode={mode!r}, dynamic=False)
 '''
 
 

@@ -3,6 +3,13 @@
 The id is `Category/stem`, upstream's identifier. An optional `expert.py` beside it is kbx's
 expert Triton kernel for the task. Discovery imports every task module and validates it;
 any malformed or duplicate task is an error that names the file, never a silent skip.
+
+Dtype variants: a task module may also define `VARIANTS`, a list of further Tasks (the same
+operation in other dtypes, e.g. `gelu_bf16` beside `gelu`), so their shared reference, input
+builder and cost models are written once. A variant's id is `Category/<its entry>`, and that entry
+must be `<folder>_<suffix>` (suffix: lowercase letters and digits, e.g. `bf16`), so its folder is
+found from its id alone (`load_task_id`). The folder's `expert.py` serves every variant: it defines
+each variant's entry.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import hashlib
 import importlib.util
 import keyword
 import os
+import re
 from pathlib import Path
 
 from kbx.tasks.spec import CASE_KINDS, CATEGORIES, PERF, Task, TaskInfo
@@ -20,6 +28,8 @@ TASK_FILE = "task.py"
 EXPERT_FILE = "expert.py"
 MIN_PERF_SHAPES, MAX_PERF_SHAPES = 3, 5
 DIGEST_CHARS = 16
+VARIANTS_NAME = "VARIANTS"
+VARIANT_SUFFIX = re.compile(r"[a-z0-9]+")
 KNOWN_DTYPES = {
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     "int8", "uint8", "int16", "int32", "int64", "bool",
@@ -50,20 +60,36 @@ def discover(tasks_dir: str | None = None) -> dict[str, TaskInfo]:
         if category_dir.name not in CATEGORIES:
             raise TaskError(f"{category_dir}: unknown category {category_dir.name!r}; valid: {', '.join(CATEGORIES)}")
         for task_dir in sorted(p for p in category_dir.iterdir() if not p.name.startswith((".", "_"))):
-            info = load_task(task_dir, category_dir.name)
-            if info.id.lower() in seen_lower:
-                raise TaskError(f"{task_dir}: duplicate task id {info.id!r} (also {seen_lower[info.id.lower()]})")
-            seen_lower[info.id.lower()] = info.id
-            found[info.id] = info
+            for info in load_folder(task_dir, category_dir.name):
+                if info.id.lower() in seen_lower:
+                    raise TaskError(f"{task_dir}: duplicate task id {info.id!r} (also {seen_lower[info.id.lower()]})")
+                seen_lower[info.id.lower()] = info.id
+                found[info.id] = info
     return dict(sorted(found.items()))
 
 
-def load_task(task_dir: Path, category: str) -> TaskInfo:
+def load_task_id(tasks_dir: str | Path, task_id: str) -> TaskInfo:
+    """One task by its id, importing only its own folder (for the evaluator's workers and judges).
+
+    `Category/stem` is the folder `Category/stem`; where no such folder exists, the stem is a dtype
+    variant `<folder>_<suffix>` declared in `Category/<folder>`'s `VARIANTS`.
+    """
+    category, _, stem = task_id.partition("/")
+    folder = Path(tasks_dir) / category / stem
+    if not folder.is_dir() and "_" in stem:
+        folder = folder.with_name(stem.rsplit("_", 1)[0])
+    for info in load_folder(folder, category):
+        if info.id == task_id:
+            return info
+    raise TaskError(f"{folder / TASK_FILE}: declares no task {task_id!r}")
+
+
+def load_folder(task_dir: Path, category: str) -> list[TaskInfo]:
+    """The tasks one folder declares: its `TASK`, then its dtype `VARIANTS` in the order listed."""
     task_file = task_dir / TASK_FILE
     if not task_dir.is_dir() or not task_file.is_file():
         raise TaskError(f"{task_dir}: a task is a folder holding {TASK_FILE}")
-    task_id = f"{category}/{task_dir.name}"
-    module_name = "kbx_task__" + task_id.replace("/", "__")
+    module_name = "kbx_task__" + f"{category}/{task_dir.name}".replace("/", "__")
     spec = importlib.util.spec_from_file_location(module_name, task_file)
     module = importlib.util.module_from_spec(spec)
     try:
@@ -75,15 +101,28 @@ def load_task(task_dir: Path, category: str) -> TaskInfo:
         raise TaskError(f"{task_file}: must define TASK = kbx.tasks.Task(...)")
     validate(task, task_file)
     expert = task_dir / EXPERT_FILE
-    return TaskInfo(
-        id=task_id,
-        category=category,
-        stem=task_dir.name,
-        path=str(task_file),
-        expert_path=str(expert) if expert.is_file() else "",
-        spec=task,
-        digest=file_digest(task_file),
-    )
+    digest = file_digest(task_file)
+
+    def info(stem: str, spec: Task) -> TaskInfo:
+        return TaskInfo(id=f"{category}/{stem}", category=category, stem=stem, path=str(task_file),
+                        expert_path=str(expert) if expert.is_file() else "", spec=spec, digest=digest)  # fmt: skip
+
+    return [info(task_dir.name, task), *(info(v.entry, v) for v in variants(module, task_dir.name, task_file))]
+
+
+def variants(module, folder: str, task_file: Path) -> list[Task]:
+    """The module's validated `VARIANTS` (none when it defines none)."""
+    declared = getattr(module, VARIANTS_NAME, [])
+    if not isinstance(declared, (list, tuple)) or not all(isinstance(v, Task) for v in declared):
+        raise TaskError(f"{task_file}: {VARIANTS_NAME} must be a list of kbx.tasks.Task(...)")
+    for v in declared:
+        where = f"{task_file} ({VARIANTS_NAME}: {v.entry})"
+        prefix, _, suffix = v.entry.rpartition("_")
+        if prefix != folder or not VARIANT_SUFFIX.fullmatch(suffix):
+            raise TaskError(f"{where}: a variant's entry is its task's stem and must be {folder}_<suffix>, "
+                            f"the suffix of lowercase letters and digits (e.g. {folder}_bf16)")  # fmt: skip
+        validate(v, where)
+    return list(declared)
 
 
 def file_digest(path: Path) -> str:
@@ -91,7 +130,7 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:DIGEST_CHARS]
 
 
-def validate(task: Task, where: Path) -> None:
+def validate(task: Task, where: Path | str) -> None:
     """Raise TaskError naming the first rule a task breaks."""
 
     def fail(msg: str) -> None:

@@ -104,7 +104,8 @@ def matmul_tolerance() -> Tolerance:
 
 @dataclasses.dataclass(frozen=True)
 class Task:
-    """Everything kbx knows about one task. Built in `tasks/<Category>/<stem>/task.py` as `TASK`.
+    """Everything kbx knows about one task. Built in `tasks/<Category>/<stem>/task.py` as `TASK`, or
+    listed there in `VARIANTS` for a dtype variant of it (see kbx.tasks.registry).
 
     Attributes:
         entry: name of the top-level callable a kernel must define (upstream's harness name).
@@ -150,8 +151,8 @@ class TaskInfo:
     id: str  # "Category/stem", upstream's identifier
     category: str
     stem: str
-    path: str  # the task.py file
-    expert_path: str  # the expert kernel file, "" when the task has none
+    path: str  # the task.py file (a folder's dtype variants share it)
+    expert_path: str  # the expert kernel file (shared likewise), "" when the task has none
     spec: Task
     digest: str = ""  # of the task file as loaded: processes that load it again refuse a changed file
 

@@ -105,9 +105,9 @@ def start_worker(job: dict, event_fd: int, control_fd: int) -> None:
 
 def load_job_task(job: dict):
     """The job's task, loaded from its file; a file that changed since the driver loaded it is refused."""
-    from kbx.tasks.registry import load_task
+    from kbx.tasks.registry import load_task_id
 
-    info = load_task(_task_dir(job), job["category"])
+    info = load_task_id(job["tasks_dir"], f"{job['category']}/{job['stem']}")
     if job.get("task_digest") and info.digest != job["task_digest"]:
         raise RuntimeError(f"the task file {info.path} changed during the run (digest {info.digest}, "
                            f"the driver loaded {job['task_digest']})")  # fmt: skip
@@ -237,12 +237,6 @@ def _read_line(fd: int) -> str:
             break
         data += chunk
     return data.decode().strip()
-
-
-def _task_dir(job: dict):
-    from pathlib import Path
-
-    return Path(job["tasks_dir"]) / job["category"] / job["stem"]
 
 
 def _import_candidate(entry_name: str):

@@ -39,12 +39,9 @@ class Judge:
         """The task as first loaded by this judge; refused when that is not the file the driver
         loaded (`digest`: kbx.tasks.registry.file_digest), e.g. a file edited during the run."""
         if task_id not in self.tasks:
-            from pathlib import Path
+            from kbx.tasks.registry import load_task_id
 
-            from kbx.tasks.registry import load_task
-
-            category, stem = task_id.split("/", 1)
-            self.tasks[task_id] = load_task(Path(self.tasks_dir) / category / stem, category)
+            self.tasks[task_id] = load_task_id(self.tasks_dir, task_id)
         info = self.tasks[task_id]
         if digest and info.digest != digest:
             raise RuntimeError(f"the task file {info.path} is not the one the driver loaded (digest {info.digest}, "

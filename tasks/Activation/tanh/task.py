@@ -2,6 +2,9 @@
 
 kbx adds a case that passes `out_tensor` (upstream never exercised it); it is judged after the call.
 Upstream's fixed randn(100, 100) case is a seeded standard case here.
+
+Dtype variants (VARIANTS): tanh_bf16 and tanh_fp16, without `out_tensor`. Upstream ships them without metadata
+(its evaluator cannot resolve them); kbx models them on this task with half-precision inputs and outputs.
 """
 
 import torch
@@ -57,3 +60,52 @@ TASK = Task(
     inplace=True,
     notes="adds an `out_tensor=` case, judged after the call; the fixed randn case is seeded.",
 )
+
+_LINSPACE = [-12.0 + 24.0 * i / 256 for i in range(257)]  # linspace(-12, 12, 257): exact in fp16, rounded to bf16
+
+
+def half_precision(entry: str, dtype: str) -> Task:
+    """tanh_bf16 / tanh_fp16: a new `dtype` tensor (no `out_tensor`), evaluated in fp32 and rounded once."""
+
+    def reference(input: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(input)
+
+    def make_inputs(params, gen, device) -> Call:
+        if "values" in params:
+            x = literal(params["values"], dtype, device)
+        else:
+            x = rand_tensor(params["shape"], dtype, params["mode"], gen, device)
+        return Call((x,))
+
+    def _flops(input):
+        return 5.0 * input.numel()
+
+    def _bytes(input):
+        return 2.0 * input.numel() * input.element_size()
+
+    return Task(
+        entry=entry,
+        dtypes=(dtype,),
+        signature=f"{entry}(input: torch.Tensor) -> torch.Tensor",
+        description=(
+            f"Return tanh(x) elementwise for a {dtype} tensor as a new {dtype} tensor of the same shape. "
+            f"Evaluate in at least fp32 precision and round once to {dtype} at the end."
+        ),
+        reference=reference,
+        make_inputs=make_inputs,
+        cases=[
+            Case("fixed_small", FIXED, {"values": [-2.0, -1.0, 0.0, 1.0, 2.0]}),
+            Case("fixed_extreme", FIXED, {"values": [-20.0, -10.0, -3.0, -1.0, 0.0, 1.0, 3.0, 10.0, 20.0]}),
+            Case("fixed_2d", FIXED, {"values": [[-6.0, -2.0, 0.0], [2.0, 6.0, 12.0]]}),
+            Case("fixed_linspace", FIXED, {"values": _LINSPACE}),
+            Case("standard", STANDARD, {"shape": (1024, 1024), "mode": "standard"}),
+            Case("outlier", OUTLIER, {"shape": (1024, 1024), "mode": "outlier"}),
+        ],
+        perf=[Case(f"n2^{e}", PERF, {"shape": (2**e,), "mode": "uniform"}) for e in (25, 26, 27, 28)],
+        flops=_flops,
+        bytes=_bytes,
+        notes="dtype variant without upstream metadata; modelled on Activation/tanh.",
+    )
+
+
+VARIANTS = [half_precision("tanh_bf16", "bfloat16"), half_precision("tanh_fp16", "float16")]

@@ -2,6 +2,9 @@
 complex operands and Python numbers, optionally into `out`.
 
 Perf shapes are fp16 pairs, as upstream's perf template; kbx adds a small fp16 correctness case and an `out=` case.
+
+Dtype variants (VARIANTS): mul_bf16 and mul_fp16, two tensors of one half-precision dtype, without `out`.
+Upstream ships them without metadata (its evaluator cannot resolve them); kbx models them on this task.
 """
 
 import torch
@@ -76,3 +79,59 @@ TASK = Task(
     inplace=True,
     notes="perf shapes are fp16 (as upstream); adds an fp16 correctness case and an `out=` case.",
 )
+
+
+_OTHER = [[0.5, 1.5], [2.5, 3.5]]
+
+
+def half_precision(entry: str, dtype: str) -> Task:
+    """mul_bf16 / mul_fp16: two `dtype` tensors (no Python numbers, no `out`), the product rounded once."""
+
+    def reference(input: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+        return torch.mul(input, other)
+
+    def make_inputs(params, gen, device) -> Call:
+        if "values" in params:
+            x = literal(params["values"], dtype, device)
+            y = literal(params["other"], dtype, device)
+        else:
+            x = rand_tensor(params["shape"], dtype, params["mode"], gen, device)
+            y = rand_tensor(params["shape"], dtype, params["mode"], gen, device)
+        return Call((x, y))
+
+    def _flops(input, other):
+        return float(_n_out(input, other))
+
+    def _bytes(input, other):
+        return float((input.numel() + other.numel() + _n_out(input, other)) * input.element_size())
+
+    return Task(
+        entry=entry,
+        dtypes=(dtype,),
+        signature=f"{entry}(input: torch.Tensor, other: torch.Tensor) -> torch.Tensor",
+        description=(
+            f"Return input * other elementwise for two {dtype} tensors whose shapes broadcast against each other, "
+            f"as a new {dtype} tensor of the broadcast shape. The product must be rounded once to {dtype} (as if "
+            "computed in fp32)."
+        ),
+        reference=reference,
+        make_inputs=make_inputs,
+        cases=[
+            Case("fixed", FIXED, {"values": [[1.0, 2.0], [3.0, 4.0]], "other": _OTHER}),
+            Case("fixed_negative", FIXED, {"values": [[-1.0, 0.0], [2.0, -3.0]], "other": [[4.0, -5.0], [-6.0, 7.0]]}),
+            Case("fixed_zeros", FIXED, {"values": [[0.0, 0.0], [0.0, 0.0]], "other": _OTHER}),
+            Case("fixed_broadcast", FIXED, {"values": [[1.0, 2.0, 3.0]], "other": [10.0, 0.0, -10.0]}),
+            Case("standard", STANDARD, {"shape": (1024, 1024), "mode": "standard"}),
+            Case("outlier", OUTLIER, {"shape": (1024, 1024), "mode": "outlier"}),
+        ],
+        perf=[
+            Case(f"{m}x{n}", PERF, {"shape": (m, n), "mode": "uniform"})
+            for m, n in ((8192, 8192), (8192, 16384), (16384, 16384))
+        ],
+        flops=_flops,
+        bytes=_bytes,
+        notes="dtype variant without upstream metadata; modelled on Math/mul.",
+    )
+
+
+VARIANTS = [half_precision("mul_bf16", "bfloat16"), half_precision("mul_fp16", "float16")]

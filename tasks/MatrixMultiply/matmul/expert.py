@@ -1,8 +1,10 @@
-"""Expert kernel for MatrixMultiply/matmul: a batched, tiled tl.dot GEMM with fp32 accumulation.
+"""Expert kernel for MatrixMultiply/matmul and its dtype variants matmul_bf16, matmul_fp16: a batched,
+tiled tl.dot GEMM with fp32 accumulation, one rounding to the output dtype on store.
 
 torch.matmul's shape rules (1-D operands, broadcast batch dims) are resolved on the host by
 viewing/expanding the operands into (B, M, K) @ (B, K, N); the kernel handles any strides,
-including stride 0 on a broadcast batch.
+including stride 0 on a broadcast batch. The Triton CPU interpreter computes bf16 wrongly, so
+matmul_bf16 can only be judged on a GPU.
 """
 
 import torch
@@ -99,3 +101,11 @@ def matmul(tensor1: torch.Tensor, tensor2: torch.Tensor) -> torch.Tensor:
     if vec_b:
         c = c.squeeze(-1)
     return c
+
+
+def matmul_bf16(input: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    return matmul(input, other)
+
+
+def matmul_fp16(input: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    return matmul(input, other)
