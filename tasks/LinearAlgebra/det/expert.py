@@ -1,13 +1,11 @@
 """Expert kernels for LinearAlgebra/det: right-looking LU elimination with partial pivoting on a scratch copy.
 
-For each column k, a per-matrix kernel picks the pivot (largest |entry| in rows k.., skipped when
-always on here), swaps it into row k, records U[k, k] and the permutation sign; a second kernel applies
+For each column k, a one-program kernel picks the pivot (largest |entry| in rows k..), swaps it into row k, records U[k, k] and the permutation sign; a second kernel applies
 the rank-1 update to the trailing block (rows and columns > k), tiled over a 2-D grid. Column k and
 row k are only read by that update, so its programs never race. A last kernel multiplies the
 recorded diagonal and sign. Exactly zero pivots (singular input) give multipliers of 0, so the
-determinant comes out 0 instead of NaN. All math is fp32. Unblocked, it
-re-reads the trailing block every step (O(n^3) memory traffic, 2n launches), so a blocked LU would
-be faster at large n.
+determinant comes out 0 instead of NaN. All math is fp32. Unblocked, it re-reads the trailing block
+every step (O(n^3) memory traffic, 2n launches), so a blocked LU would be faster at large n.
 """
 
 import torch
