@@ -31,16 +31,17 @@ RANK_BLOCK = 128
 @triton.jit
 def _rotate_kernel(wt_ptr, jt_ptr, pairs_ptr, flag_ptr, fro2_ptr, npairs, p, q, tol, zero_tol,
                    PAIRS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
-    """Jacobi rotations of rows i, j of W^T (length p) and J^T (length q) for PAIRS disjoint pairs of a round."""
-    b = tl.program_id(1).to(tl.int64)
-    negligible = zero_tol * zero_tol * tl.load(fro2_ptr + b)  # squared norm of a column that is rounding noise
+    """Jacobi rotations of rows i, j of W^T (length p) and J^T (length q) for PAIRS disjoint pairs of a round
+    (pairs of all matrices of the batch side by side, as rows of the stacked matrices)."""
     pair = tl.program_id(0) * PAIRS + tl.arange(0, PAIRS)
     pm = pair < npairs
-    i = tl.load(pairs_ptr + 2 * pair, mask=pm, other=0).to(tl.int64)
-    j = tl.load(pairs_ptr + 2 * pair + 1, mask=pm, other=0).to(tl.int64)
-    valid = pm & (i < q) & (j < q)  # the dummy player of an odd tournament sits out
-    wi = wt_ptr + (b * q + i) * p
-    wj = wt_ptr + (b * q + j) * p
+    i = tl.load(pairs_ptr + 2 * pair, mask=pm, other=-1).to(tl.int64)  # rows of the stacked (nb * q) matrices
+    j = tl.load(pairs_ptr + 2 * pair + 1, mask=pm, other=-1).to(tl.int64)
+    valid = pm & (i >= 0) & (j >= 0)  # the dummy player of an odd tournament (-1) sits out
+    fro2 = tl.load(fro2_ptr + tl.where(valid, i, 0) // q, mask=valid, other=0.0)
+    negligible = zero_tol * zero_tol * fro2  # squared norm of a column that is rounding noise
+    wi = wt_ptr + i * p
+    wj = wt_ptr + j * p
     acc_a = tl.zeros([PAIRS, BLOCK], dtype=wt_ptr.dtype.element_ty)
     acc_b = tl.zeros([PAIRS, BLOCK], dtype=wt_ptr.dtype.element_ty)
     acc_g = tl.zeros([PAIRS, BLOCK], dtype=wt_ptr.dtype.element_ty)
@@ -71,8 +72,8 @@ def _rotate_kernel(wt_ptr, jt_ptr, pairs_ptr, flag_ptr, fro2_ptr, npairs, p, q, 
         y = tl.load(wj[:, None] + offs[None, :], mask=m2, other=0.0)
         tl.store(wi[:, None] + offs[None, :], c[:, None] * x - s[:, None] * y, mask=m2)
         tl.store(wj[:, None] + offs[None, :], s[:, None] * x + c[:, None] * y, mask=m2)
-    ji = jt_ptr + (b * q + i) * q
-    jj = jt_ptr + (b * q + j) * q
+    ji = jt_ptr + i * q
+    jj = jt_ptr + j * q
     for start in range(0, q, BLOCK):
         offs = start + tl.arange(0, BLOCK)
         m2 = rot[:, None] & (offs < q)[None, :]
@@ -164,7 +165,10 @@ def jacobi(wt, norms):
     _identity_kernel[(triton.cdiv(q * q, ROW_BLOCK), nb)](jt, q, BLOCK=ROW_BLOCK)
     if q < 2:
         return jt
-    pairs = torch.tensor(_round_robin(q), dtype=torch.int32, device=wt.device)
+    rounds = torch.tensor(_round_robin(q), dtype=torch.int64)  # (q' - 1, q' / 2, 2); q marks the dummy
+    stacked = rounds[:, None] + q * torch.arange(nb)[None, :, None, None]  # rows of the stacked matrices
+    stacked = torch.where(rounds[:, None] == q, -1, stacked)
+    pairs = stacked.reshape(rounds.shape[0], -1, 2).to(device=wt.device, dtype=torch.int32).contiguous()
     flag = torch.zeros((1,), dtype=torch.int32, device=wt.device)
     npairs = pairs.shape[1]
     per_program = GPU_PAIRS if wt.is_cuda else triton.next_power_of_2(npairs)
@@ -172,7 +176,7 @@ def jacobi(wt, norms):
     for _ in range(MAX_SWEEPS):
         flag.zero_()
         for r in range(pairs.shape[0]):
-            _rotate_kernel[(triton.cdiv(npairs, per_program), nb)](
+            _rotate_kernel[(triton.cdiv(npairs, per_program),)](
                 wt, jt, pairs[r], flag, fro2, npairs, p, q, ortho_tol, zero_tol, PAIRS=per_program, BLOCK=block
             )
         if int(flag.item()) == 0:
