@@ -1,0 +1,175 @@
+"""Expert kernels for Fusion/fused_cholesky_solve: blocked right-looking Cholesky, then blocked triangular solves.
+
+Factorization, per block column of width NB (A is overwritten by L in its lower part):
+1. one program factors the NB x NB diagonal block in registers (column by column, masked rank-1
+   updates) and inverts the triangular factor there (row by row); the inverse's transpose is kept;
+2. a tiled kernel forms the panel below, L21 = A21 L11^-T, as a matrix product with that inverse;
+3. a tiled kernel updates the trailing lower triangle, A22 -= L21 L21^T (tiles above the diagonal exit).
+The solves reuse the inverted diagonal blocks: forward (L y = b), each step computes y_k = L_kk^-1 b_k
+with one launch and subtracts L_ik y_k from the rows below with another; backward (L^T x = y) runs the
+same two kernels over L^T (strides swapped) from the last block up. Products use tl.dot in IEEE fp32
+(TF32 would lose the accuracy the factorization needs). Exactly the lower triangle of A is read.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+GPU_NB, CPU_NB = 64, 32  # block width; the CPU interpreter also exercises the multi-block path on small cases
+TILE = 64  # rows (and columns) per program in the panel and trailing updates
+RHS_BLOCK = 16  # right-hand-side columns per program (tl.dot needs at least 16)
+
+
+@triton.jit
+def _tile_cholesky(t, idx, NB: tl.constexpr):
+    """Lower Cholesky factor of the SPD tile t (NB x NB, only its lower part read), zeros above."""
+    for j in range(NB):
+        c = tl.sum(tl.where(idx[None, :] == j, t, 0.0), axis=1)  # column j, indexed by row
+        d = tl.sqrt(tl.sum(tl.where(idx == j, c, 0.0), axis=0))
+        col = tl.where(idx > j, c / d, 0.0)
+        t = t - col[:, None] * col[None, :]  # touches only rows and columns > j
+        t = tl.where(idx[None, :] == j, tl.where(idx == j, d, col)[:, None], t)
+    return t
+
+
+@triton.jit
+def _tile_lower_inverse(low, idx, NB: tl.constexpr):
+    """Inverse of the nonsingular lower-triangular tile low, row by row: X_i = (e_i - sum_j L_ij X_j) / L_ii."""
+    low_t = tl.trans(low)
+    x = tl.zeros((NB, NB), dtype=low.dtype)
+    for i in range(NB):
+        li = tl.sum(tl.where(idx[None, :] == i, low_t, 0.0), axis=1)  # L[i, j], indexed by j
+        s = tl.sum(li[:, None] * x, axis=0)
+        dii = tl.sum(tl.where(idx == i, li, 0.0), axis=0)
+        row = (tl.where(idx == i, 1.0, 0.0) - s) / dii
+        x = tl.where(idx[:, None] == i, row[None, :], x)
+    return x
+
+
+@triton.jit
+def _diag_kernel(a_ptr, inv_ptr, n, k0, NB: tl.constexpr):
+    """Factor the diagonal block at k0 in place; store inv(L_kk) (block k0 // NB of inv)."""
+    idx = tl.arange(0, NB)
+    r = k0 + idx
+    ok = r < n
+    m2 = ok[:, None] & ok[None, :]
+    ptrs = a_ptr + r[:, None].to(tl.int64) * n + r[None, :]
+    t = tl.load(ptrs, mask=m2, other=0.0)
+    t = tl.where(m2, t, tl.where(idx[:, None] == idx[None, :], 1.0, 0.0))  # identity padding past n
+    low = _tile_cholesky(t, idx, NB)
+    tl.store(ptrs, low, mask=m2 & (idx[:, None] >= idx[None, :]))
+    x = _tile_lower_inverse(low, idx, NB)
+    tl.store(inv_ptr + (k0 // NB) * NB * NB + idx[:, None] * NB + idx[None, :], x)
+
+
+@triton.jit
+def _panel_kernel(a_ptr, inv_ptr, n, k0, NB: tl.constexpr, TILE: tl.constexpr):
+    """L21 = A21 inv(L11)^T for a tile of rows below the diagonal block."""
+    rows = k0 + NB + tl.program_id(0) * TILE + tl.arange(0, TILE)
+    idx = tl.arange(0, NB)
+    rm = rows < n
+    ptrs = a_ptr + rows[:, None].to(tl.int64) * n + (k0 + idx)[None, :]
+    p = tl.load(ptrs, mask=rm[:, None], other=0.0)
+    inv_t = tl.load(inv_ptr + (k0 // NB) * NB * NB + idx[None, :] * NB + idx[:, None])  # inv(L11)^T
+    tl.store(ptrs, tl.dot(p, inv_t, input_precision="ieee"), mask=rm[:, None])
+
+
+@triton.jit
+def _syrk_kernel(a_ptr, n, k0, NB: tl.constexpr, TILE: tl.constexpr):
+    """A22[I, J] -= L21[I] L21[J]^T for the lower tiles (I >= J) of the trailing matrix."""
+    ti = tl.program_id(0)
+    tj = tl.program_id(1)
+    if tj <= ti:
+        start = k0 + NB
+        rows = start + ti * TILE + tl.arange(0, TILE)
+        cols = start + tj * TILE + tl.arange(0, TILE)
+        idx = k0 + tl.arange(0, NB)
+        rm = rows < n
+        cm = cols < n
+        li = tl.load(a_ptr + rows[:, None].to(tl.int64) * n + idx[None, :], mask=rm[:, None], other=0.0)
+        lj_t = tl.load(a_ptr + cols[None, :].to(tl.int64) * n + idx[:, None], mask=cm[None, :], other=0.0)
+        ptrs = a_ptr + rows[:, None].to(tl.int64) * n + cols[None, :]
+        m2 = rm[:, None] & cm[None, :]
+        acc = tl.load(ptrs, mask=m2, other=0.0)
+        acc -= tl.dot(li, lj_t, input_precision="ieee")
+        tl.store(ptrs, acc, mask=m2)
+
+
+@triton.jit
+def _block_solve_kernel(inv_ptr, b_ptr, n, k, k0, TRANS: tl.constexpr, NB: tl.constexpr, RB: tl.constexpr):
+    """b[k0:k0+NB] = X b[k0:k0+NB] with X = inv(L_kk) (or its transpose), for a block of rhs columns."""
+    idx = tl.arange(0, NB)
+    cols = tl.program_id(0) * RB + tl.arange(0, RB)
+    rows = k0 + idx
+    m2 = (rows < n)[:, None] & (cols < k)[None, :]
+    base = inv_ptr + (k0 // NB) * NB * NB
+    if TRANS:
+        x = tl.load(base + idx[None, :] * NB + idx[:, None])
+    else:
+        x = tl.load(base + idx[:, None] * NB + idx[None, :])
+    ptrs = b_ptr + rows[:, None].to(tl.int64) * k + cols[None, :]
+    y = tl.load(ptrs, mask=m2, other=0.0)
+    tl.store(ptrs, tl.dot(x, y, input_precision="ieee"), mask=m2)
+
+
+@triton.jit
+def _rhs_update_kernel(l_ptr, s_r, s_c, b_ptr, n, k, k0, r0, r1, NB: tl.constexpr, TILE: tl.constexpr,
+                       RB: tl.constexpr):  # fmt: skip
+    """b[r0:r1] -= T[r0:r1, k0:k0+NB] b[k0:k0+NB], where T[r, c] = l[r * s_r + c * s_c] (L or L^T)."""
+    rows = r0 + tl.program_id(0) * TILE + tl.arange(0, TILE)
+    cols = tl.program_id(1) * RB + tl.arange(0, RB)
+    idx = k0 + tl.arange(0, NB)
+    rm = rows < r1
+    cm = cols < k
+    im = idx < n
+    t = tl.load(l_ptr + rows[:, None].to(tl.int64) * s_r + idx[None, :].to(tl.int64) * s_c,
+                mask=rm[:, None] & im[None, :], other=0.0)  # fmt: skip
+    y = tl.load(b_ptr + idx[:, None].to(tl.int64) * k + cols[None, :], mask=im[:, None] & cm[None, :], other=0.0)
+    ptrs = b_ptr + rows[:, None].to(tl.int64) * k + cols[None, :]
+    m2 = rm[:, None] & cm[None, :]
+    acc = tl.load(ptrs, mask=m2, other=0.0)
+    tl.store(ptrs, acc - tl.dot(t, y, input_precision="ieee"), mask=m2)
+
+
+def _cholesky_in_place(a, nb):
+    """Overwrite a's lower triangle with its Cholesky factor; return the inverted diagonal blocks."""
+    n = a.shape[0]
+    inv = torch.empty((triton.cdiv(n, nb), nb, nb), dtype=a.dtype, device=a.device)
+    for k0 in range(0, n, nb):
+        _diag_kernel[(1,)](a, inv, n, k0, NB=nb)
+        rest = n - k0 - nb
+        if rest > 0:
+            _panel_kernel[(triton.cdiv(rest, TILE),)](a, inv, n, k0, NB=nb, TILE=TILE)
+            t = triton.cdiv(rest, TILE)
+            _syrk_kernel[(t, t)](a, n, k0, NB=nb, TILE=TILE)
+    return inv
+
+
+def _cholesky_solve_in_place(low, inv, b, nb):
+    """b <- (L L^T)^-1 b for L the lower triangle of low (n x n) and b (n, k), both contiguous."""
+    n, k = b.shape
+    grid_b = (triton.cdiv(k, RHS_BLOCK),)
+    starts = list(range(0, n, nb))
+    for k0 in starts:  # forward: L y = b
+        _block_solve_kernel[grid_b](inv, b, n, k, k0, TRANS=False, NB=nb, RB=RHS_BLOCK)
+        if n - k0 - nb > 0:
+            grid = (triton.cdiv(n - k0 - nb, TILE), triton.cdiv(k, RHS_BLOCK))
+            _rhs_update_kernel[grid](low, n, 1, b, n, k, k0, k0 + nb, n, NB=nb, TILE=TILE, RB=RHS_BLOCK)
+    for k0 in reversed(starts):  # backward: L^T x = y
+        _block_solve_kernel[grid_b](inv, b, n, k, k0, TRANS=True, NB=nb, RB=RHS_BLOCK)
+        if k0 > 0:
+            grid = (triton.cdiv(k0, TILE), triton.cdiv(k, RHS_BLOCK))
+            _rhs_update_kernel[grid](low, 1, n, b, n, k, k0, 0, k0, NB=nb, TILE=TILE, RB=RHS_BLOCK)
+
+
+def fused_cholesky_solve(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if A.dim() != 2 or A.shape[0] != A.shape[1] or b.dim() != 2 or b.shape[0] != A.shape[0]:
+        raise RuntimeError(f"fused_cholesky_solve: expected A (n, n) and b (n, k), got {tuple(A.shape)} and "
+                           f"{tuple(b.shape)}")  # fmt: skip
+    nb = GPU_NB if A.is_cuda else CPU_NB
+    a = A.to(torch.float32).contiguous().clone()  # scratch copy, factored in place
+    x = b.to(torch.float32).contiguous().clone()  # solved in place
+    if a.shape[0] and x.shape[1]:
+        inv = _cholesky_in_place(a, nb)
+        _cholesky_solve_in_place(a, inv, x, nb)
+    return x

@@ -1,0 +1,153 @@
+"""Expert kernels for Fusion/fused_dropout_relu_batch_norm_conv2d: conv2d, batch normalization with batch
+statistics, ReLU and dropout in three launches.
+
+1. An implicit-GEMM convolution over an NHWC copy of the input (tl.dot per filter tap and channel block,
+   fp32 accumulation, TF32 on the GPU as the task's tolerance allows) adds the bias; its epilogue adds the
+   tile's per-channel sum and sum of squares to the channel's statistics (fp64 atomics), sparing a
+   separate read of y for them.
+2. A tiny kernel turns each channel's sums into its mean and 1 / sqrt(biased var + eps).
+3. One elementwise pass per (plane, block) normalizes y in place, applies ReLU and, in training, dropout
+   with tl.rand (Philox) keyed by a seed drawn from torch's generator and the element's flat index.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+BLOCK_M = 128
+CPU_BLOCK_M = 1024  # the CPU interpreter runs fewer, larger tiles faster
+MAX_BLOCK_N, MAX_BLOCK_K = 64, 32
+NUM_WARPS, NUM_STAGES = 4, 3
+APPLY_BLOCK = 2048
+STATS_BLOCK = 1024
+BN_EPS = 1e-5
+SEED_BOUND = 2**31 - 1
+
+
+@triton.jit(do_not_specialize=["N", "Cin", "H", "W", "Cout", "Hout", "Wout", "cin_g", "cout_g",
+                               "sh", "sw", "ph", "pw", "dh", "dw"])
+def _conv_stats_kernel(x_ptr, w_ptr, b_ptr, y_ptr, sum_ptr, sumsq_ptr,
+                     N, Cin, H, W, Cout, Hout, Wout, cin_g, cout_g, groups,
+                     sh, sw, ph, pw, dh, dw, stat_n_stride,
+                     KH: tl.constexpr, KW: tl.constexpr, HAS_BIAS: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):  # fmt: skip
+    pid_m = tl.program_id(0).to(tl.int64)
+    pid_n = tl.program_id(1).to(tl.int64)
+    img = tl.program_id(2).to(tl.int64) // groups
+    g = tl.program_id(2).to(tl.int64) % groups
+    hw_out = Hout * Wout
+    pos = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # output pixels of image img
+    co = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # output channels within group g
+    pos_ok = pos < hw_out
+    co_ok = co < cout_g
+    oh = pos // Wout
+    ow = pos % Wout
+    ih0 = oh * sh - ph
+    iw0 = ow * sw - pw
+    ck = tl.arange(0, BLOCK_K)
+    k_total = KH * KW * cin_g
+    w_rows = w_ptr + (g * cout_g + co) * k_total
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for kh in tl.static_range(KH):
+        for kw in tl.static_range(KW):
+            ih = ih0 + kh * dh
+            iw = iw0 + kw * dw
+            row_ok = pos_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+            x_rows = x_ptr + ((img * H + ih) * W + iw) * Cin + g * cin_g
+            w_tap = w_rows + (kh * KW + kw) * cin_g
+            for c0 in range(0, cin_g, BLOCK_K):
+                c = c0 + ck
+                c_ok = c < cin_g
+                a = tl.load(x_rows[:, None] + c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+                b = tl.load(w_tap[None, :] + c[:, None], mask=c_ok[:, None] & co_ok[None, :], other=0.0)
+                acc += tl.dot(a, b)
+    cg = g * cout_g + co  # global output channel
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + cg, mask=co_ok, other=0.0)[None, :]
+    out_mask = pos_ok[:, None] & co_ok[None, :]
+    # the tile's partial sums for the normalization statistics, accumulated in fp64 so that
+    # var = E[y^2] - mean^2 keeps full fp32 accuracy even when |mean| >> std
+    vals = tl.where(out_mask, acc, 0.0)
+    stat = img * stat_n_stride + cg
+    tl.atomic_add(sum_ptr + stat, tl.sum(vals, axis=0).to(tl.float64), mask=co_ok)
+    tl.atomic_add(sumsq_ptr + stat, tl.sum(vals * vals, axis=0).to(tl.float64), mask=co_ok)
+    y_off = (img * Cout + cg[None, :]) * hw_out + pos[:, None]  # NCHW output
+    tl.store(y_ptr + y_off, acc, mask=out_mask)
+
+
+
+@triton.jit
+def _finalize_kernel(sum_ptr, sumsq_ptr, mean_ptr, rstd_ptr, n_stats, count, eps, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n_stats
+    mean = tl.load(sum_ptr + i, mask=m, other=0.0) / count
+    var = tl.maximum(tl.load(sumsq_ptr + i, mask=m, other=0.0) / count - mean * mean, 0.0)
+    tl.store(mean_ptr + i, mean.to(tl.float32), mask=m)
+    tl.store(rstd_ptr + i, 1.0 / tl.sqrt(var.to(tl.float32) + eps), mask=m)
+
+
+@triton.jit
+def _bn_relu_dropout_kernel(y_ptr, mean_ptr, rstd_ptr, L, C, seed, p, scale,
+                            DROPOUT: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    plane = tl.program_id(1).to(tl.int64)  # (n, c) plane of L = H * W elements
+    c = plane % C
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < L
+    ptrs = y_ptr + plane * L + offs
+    v = (tl.load(ptrs, mask=m, other=0.0) - tl.load(mean_ptr + c)) * tl.load(rstd_ptr + c)
+    v = tl.maximum(v, 0.0)
+    if DROPOUT:
+        keep = tl.rand(seed, (plane * L + offs).to(tl.int32)) >= p
+        v = tl.where(keep, v * scale, 0.0)
+    tl.store(ptrs, v, mask=m)
+
+
+def _pair(v):
+    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def _block(n, lo, hi):
+    return max(lo, min(hi, triton.next_power_of_2(max(int(n), 1))))
+
+
+def fused_dropout_relu_batch_norm_conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, p=0.5,
+                                         training=True, inplace=False):  # fmt: skip
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    N, Cin, H, W = input.shape
+    Cout, cin_g, KH, KW = weight.shape
+    if Cin != cin_g * groups or Cout % groups:
+        raise RuntimeError("fused_dropout_relu_batch_norm_conv2d: channels do not match groups")
+    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
+    Hout = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
+    Wout = (W + 2 * pw - dw * (KW - 1) - 1) // sw + 1
+    if Hout <= 0 or Wout <= 0:
+        raise RuntimeError("fused_dropout_relu_batch_norm_conv2d: the kernel is larger than the padded input")
+    L = Hout * Wout
+    if N * L <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {[N, Cout, Hout, Wout]}")
+    x = input.to(torch.float32).permute(0, 2, 3, 1).contiguous()  # NHWC layout copy
+    w = weight.to(torch.float32).permute(0, 2, 3, 1).contiguous()  # (C_out, kh, kw, C_in/groups)
+    y = torch.empty((N, Cout, Hout, Wout), dtype=torch.float32, device=input.device)
+    sums = torch.zeros((2, Cout), dtype=torch.float64, device=input.device)
+    cout_g = Cout // groups
+    block_m = BLOCK_M if input.is_cuda else CPU_BLOCK_M
+    block_n, block_k = _block(cout_g, 16, MAX_BLOCK_N), _block(cin_g, 16, MAX_BLOCK_K)
+    b = bias.to(torch.float32).contiguous() if bias is not None else w  # placeholder is never read
+    grid = (triton.cdiv(L, block_m), triton.cdiv(cout_g, block_n), N * groups)
+    _conv_stats_kernel[grid](x, w, b, y, sums[0], sums[1], N, Cin, H, W, Cout, Hout, Wout, cin_g, cout_g, groups,
+                             sh, sw, ph, pw, dh, dw, 0, KH=KH, KW=KW, HAS_BIAS=bias is not None,
+                             BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
+                             num_warps=NUM_WARPS, num_stages=NUM_STAGES)  # fmt: skip
+    stats = torch.empty((2, Cout), dtype=torch.float32, device=input.device)
+    _finalize_kernel[(triton.cdiv(Cout, STATS_BLOCK),)](sums[0], sums[1], stats[0], stats[1], Cout, N * L, BN_EPS,
+                                                          BLOCK=STATS_BLOCK)  # fmt: skip
+    dropout = bool(training) and p > 0.0
+    if dropout and p >= 1.0:
+        return y.zero_()
+    seed = int(torch.randint(SEED_BOUND, (1,)).item()) if dropout else 0  # host RNG: torch.manual_seed applies
+    _bn_relu_dropout_kernel[(triton.cdiv(L, APPLY_BLOCK), N * Cout)](
+        y, stats[0], stats[1], L, Cout, seed, float(p), 1.0 / (1.0 - p) if dropout else 1.0, DROPOUT=dropout,
+        BLOCK=APPLY_BLOCK,
+    )
+    return y

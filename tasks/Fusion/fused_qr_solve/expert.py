@@ -1,0 +1,126 @@
+"""Expert kernels for Fusion/fused_qr_solve: least squares via Householder QR of [A | b], then back substitution.
+
+For each column k < n of the augmented matrix W = [A | b], a one-program kernel reads x = W[k:, k], forms
+the reflector H = I - beta v v^T with v = x - alpha e1 and alpha = -sign(x0) ||x|| (H x = alpha e1), and
+writes alpha over W[k, k]; a tiled kernel applies H to all later columns, b's included (each program owns
+a block of columns: v^T W over all rows, then W -= beta v (v^T W)), so the right-hand sides become Q^T b
+without Q ever being formed. Back substitution on R x = (Q^T b)[:n] then runs one tiled launch per row.
+All math is fp32. Unblocked: O(m n^2) memory traffic and about 3n launches.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+GPU_ROWS, GPU_COLS = 128, 32  # apply-kernel tile: rows streamed x columns owned by one program
+CPU_ROWS, CPU_COLS = 256, 256  # the CPU interpreter runs fewer, larger tiles faster
+REFLECT_BLOCK = 1024
+TILE_M, TILE_N = 64, 16  # back-substitution tile: rows above the current one x right-hand sides
+
+
+@triton.jit(do_not_specialize=["k"])
+def _reflector_kernel(a_ptr, v_ptr, beta_ptr, m, ld, a_bstride, v_bstride, k, BLOCK: tl.constexpr):
+    """Householder reflector of A[k:, k] for matrix program_id(0): v into V[:, k], beta, alpha into A[k, k]."""
+    b = tl.program_id(0).to(tl.int64)
+    a = a_ptr + b * a_bstride
+    v = v_ptr + b * v_bstride
+    x0 = tl.load(a + k * ld + k)
+    tail = tl.zeros([BLOCK], dtype=x0.dtype)
+    for start in range(k + 1, m, BLOCK):
+        rows = start + tl.arange(0, BLOCK).to(tl.int64)
+        x = tl.load(a + rows * ld + k, mask=rows < m, other=0.0)
+        tail += x * x
+    s = tl.sum(tail, axis=0)
+    norm = tl.sqrt(x0 * x0 + s)
+    alpha = tl.where(x0 >= 0, -norm, norm)
+    alpha = tl.where(s == 0, x0, alpha)  # nothing to eliminate: H = I
+    v0 = x0 - alpha
+    beta = tl.where(s == 0, 0.0, 2.0 / tl.where(s == 0, 1.0, v0 * v0 + s))
+    tl.store(v + k * ld + k, v0)  # V has A's row stride
+    tl.store(beta_ptr + b * m + k, beta)
+    tl.store(a + k * ld + k, alpha)
+    for start in range(k + 1, m, BLOCK):
+        rows = start + tl.arange(0, BLOCK).to(tl.int64)
+        rm = rows < m
+        x = tl.load(a + rows * ld + k, mask=rm, other=0.0)
+        tl.store(v + rows * ld + k, x, mask=rm)
+        tl.store(a + rows * ld + k, tl.zeros_like(x), mask=rm)
+
+
+@triton.jit(do_not_specialize=["k", "col0"])
+def _apply_kernel(c_ptr, v_ptr, beta_ptr, m, ldc, c_bstride, ldv, v_bstride, k, col0, ncols,
+                  BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):  # fmt: skip
+    """C[k:, col0:col0+ncols] -= beta_k v_k (v_k^T C[k:, ...]) for matrix program_id(1); v_k = V[k:, k]."""
+    b = tl.program_id(1).to(tl.int64)
+    c = c_ptr + b * c_bstride
+    v = v_ptr + b * v_bstride + k
+    beta = tl.load(beta_ptr + b * m + k)
+    cols = col0 + tl.program_id(0).to(tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cm = cols < col0 + ncols
+    if beta != 0:
+        acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=beta.dtype)
+        for start in range(k, m, BLOCK_R):
+            rows = start + tl.arange(0, BLOCK_R).to(tl.int64)
+            rm = rows < m
+            vr = tl.load(v + rows * ldv, mask=rm, other=0.0)
+            x = tl.load(c + rows[:, None] * ldc + cols[None, :], mask=rm[:, None] & cm[None, :], other=0.0)
+            acc += vr[:, None] * x
+        w = beta * tl.sum(acc, axis=0)
+        for start in range(k, m, BLOCK_R):
+            rows = start + tl.arange(0, BLOCK_R).to(tl.int64)
+            rm = rows < m
+            vr = tl.load(v + rows * ldv, mask=rm, other=0.0)
+            ptrs = c + rows[:, None] * ldc + cols[None, :]
+            m2 = rm[:, None] & cm[None, :]
+            tl.store(ptrs, tl.load(ptrs, mask=m2, other=0.0) - vr[:, None] * w[None, :], mask=m2)
+
+
+@triton.jit
+def _back_substitute_kernel(w_ptr, x_ptr, n, ld, nrhs, i, TILE_M: tl.constexpr, TILE_N: tl.constexpr):
+    # x[i, :] = c[i, :] / R[i, i]; then c[r, :] -= R[r, i] * x[i, :] for the rows r < i (c = W[:n, n:])
+    c = tl.program_id(1).to(tl.int64) * TILE_N + tl.arange(0, TILE_N)
+    cmask = c < nrhs
+    xi = tl.load(w_ptr + i * ld + n + c, mask=cmask, other=0.0) / tl.load(w_ptr + i * ld + i)
+    if tl.program_id(0) == 0:
+        tl.store(x_ptr + i * nrhs + c, xi, mask=cmask)
+    rows = tl.program_id(0).to(tl.int64) * TILE_M + tl.arange(0, TILE_M)
+    rmask = rows < i
+    u = tl.load(w_ptr + rows * ld + i, mask=rmask, other=0.0)
+    ptrs = w_ptr + rows[:, None] * ld + n + c[None, :]
+    m2 = rmask[:, None] & cmask[None, :]
+    rhs = tl.load(ptrs, mask=m2, other=0.0)
+    tl.store(ptrs, rhs - u[:, None] * xi[None, :], mask=m2)
+
+
+def _apply(c, v, beta, k, col0, ncols):
+    """Apply reflector k to columns col0..col0+ncols of every matrix in the batch c (nb, m, ldc)."""
+    if ncols <= 0:
+        return
+    rows, cols = (GPU_ROWS, GPU_COLS) if c.is_cuda else (CPU_ROWS, CPU_COLS)
+    nb, m, ldc = c.shape
+    grid = (triton.cdiv(ncols, cols), nb)
+    _apply_kernel[grid](c, v, beta, m, ldc, m * ldc, v.shape[2], v.shape[1] * v.shape[2], k, col0, ncols,
+                        BLOCK_R=rows, BLOCK_C=cols)  # fmt: skip
+
+
+def fused_qr_solve(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if A.dim() != 2 or b.dim() != 2 or b.shape[0] != A.shape[0] or A.shape[0] < A.shape[1]:
+        raise RuntimeError(f"fused_qr_solve: expected A (m, n) with m >= n and b (m, k), got {tuple(A.shape)} "
+                           f"and {tuple(b.shape)}")  # fmt: skip
+    (m, n), k = A.shape, b.shape[1]
+    ld = n + k
+    w = torch.empty((1, m, ld), dtype=torch.float32, device=A.device)  # [A | b], eliminated in place
+    w[0, :, :n].copy_(A)
+    w[0, :, n:].copy_(b)
+    x = torch.empty((n, k), dtype=torch.float32, device=A.device)
+    if n == 0 or k == 0:
+        return x
+    v = torch.zeros((1, m, ld), dtype=torch.float32, device=A.device)  # reflectors; W's shape (row stride)
+    beta = torch.zeros((1, m), dtype=torch.float32, device=A.device)
+    for j in range(n):
+        _reflector_kernel[(1,)](w, v, beta, m, ld, m * ld, m * ld, j, BLOCK=REFLECT_BLOCK)
+        _apply(w, v, beta, j, j + 1, ld - j - 1)
+    for i in range(n - 1, -1, -1):
+        grid = (max(triton.cdiv(i, TILE_M), 1), triton.cdiv(k, TILE_N))
+        _back_substitute_kernel[grid](w, x, n, ld, k, i, TILE_M=TILE_M, TILE_N=TILE_N)
+    return x

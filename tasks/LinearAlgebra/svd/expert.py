@@ -1,0 +1,326 @@
+"""Expert kernels for LinearAlgebra/svd: one-sided (Hestenes) Jacobi SVD, completed by Householder QR when full.
+
+Let M be A when m >= n and A^T otherwise, so its q = min(m, n) = k columns are rotated: pairs of columns
+are rotated until all are mutually orthogonal, M J = W with J (k x k) orthogonal; W's column norms are
+the singular values, J holds the singular vectors of the short side (V for m >= n, U otherwise) and
+W / S those of the long side. W^T and J^T are kept row-major (a column is a contiguous row) and each
+launch performs one round of the round-robin tournament: k/2 disjoint pairs, each forming its Gram
+entries and, unless already orthogonal to the threshold, applying the rotation that zeroes the
+off-diagonal entry to both rows of W^T and J^T, counting it in a flag. After each sweep (k - 1 rounds)
+the host reads the flag and stops when no rotation happened (a small host decision, one sync per
+sweep). Then a kernel takes the norms, a kernel ranks them (descending, ties by index) and writes S,
+and gather kernels write U and Vh in rank order. With full_matrices and m != n, the long side's k
+vectors are completed to an orthonormal basis by the last columns of Q from a Householder QR of them
+(reflector and tiled apply kernels, Q accumulated backwards). Rank-deficient inputs would leave zero
+vectors where W / S is undefined; the task's matrices have full rank. All fp32.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+ROW_BLOCK = 256  # elements of a row per loop step in the rotation kernel
+GPU_PAIRS = 1  # pairs per program on the GPU; the CPU interpreter takes a whole round in one program
+NORM_ROWS = 16
+MAX_SWEEPS = 40
+# per dtype: rotate a pair when |w_i . w_j| > ORTHO ||w_i|| ||w_j|| (dot-product noise level, 32 eps);
+# columns shorter than ZERO ||A||_F count as rounding noise and are left alone
+TOLS = {torch.float32: (32 * 2.0**-24, 1e-5), torch.float64: (32 * 2.0**-53, 1e-13)}
+RANK_BLOCK = 128
+COPY_ROWS, COPY_COLS = 32, 32
+GPU_ROWS, GPU_COLS = 128, 32  # Householder apply tile: rows streamed x columns owned by one program
+CPU_ROWS, CPU_COLS = 256, 256  # the CPU interpreter runs fewer, larger tiles faster
+REFLECT_BLOCK = 1024
+
+
+@triton.jit
+def _rotate_kernel(wt_ptr, jt_ptr, pairs_ptr, flag_ptr, fro2_ptr, npairs, p, q, tol, zero_tol,
+                   PAIRS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    """Jacobi rotations of rows i, j of W^T (length p) and J^T (length q) for PAIRS disjoint pairs of a round
+    (pairs of all matrices of the batch side by side, as rows of the stacked matrices)."""
+    pair = tl.program_id(0) * PAIRS + tl.arange(0, PAIRS)
+    pm = pair < npairs
+    i = tl.load(pairs_ptr + 2 * pair, mask=pm, other=-1).to(tl.int64)  # rows of the stacked (nb * q) matrices
+    j = tl.load(pairs_ptr + 2 * pair + 1, mask=pm, other=-1).to(tl.int64)
+    valid = pm & (i >= 0) & (j >= 0)  # the dummy player of an odd tournament (-1) sits out
+    fro2 = tl.load(fro2_ptr + tl.where(valid, i, 0) // q, mask=valid, other=0.0)
+    negligible = zero_tol * zero_tol * fro2  # squared norm of a column that is rounding noise
+    wi = wt_ptr + i * p
+    wj = wt_ptr + j * p
+    acc_a = tl.zeros([PAIRS, BLOCK], dtype=wt_ptr.dtype.element_ty)
+    acc_b = tl.zeros([PAIRS, BLOCK], dtype=wt_ptr.dtype.element_ty)
+    acc_g = tl.zeros([PAIRS, BLOCK], dtype=wt_ptr.dtype.element_ty)
+    for start in range(0, p, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        m2 = valid[:, None] & (offs < p)[None, :]
+        x = tl.load(wi[:, None] + offs[None, :], mask=m2, other=0.0)
+        y = tl.load(wj[:, None] + offs[None, :], mask=m2, other=0.0)
+        acc_a += x * x
+        acc_b += y * y
+        acc_g += x * y
+    alpha = tl.sum(acc_a, axis=1)
+    beta = tl.sum(acc_b, axis=1)
+    gamma = tl.sum(acc_g, axis=1)
+    # Past min(m, n) columns, the columns left over converge to noise of size eps ||A||, which can never
+    # become mutually orthogonal: such pairs are left alone.
+    rot = valid & (tl.abs(gamma) > tol * tl.sqrt(alpha * beta)) & (tl.minimum(alpha, beta) > negligible)
+    zeta = (beta - alpha) / (2.0 * tl.where(rot, gamma, 1.0))
+    az = tl.abs(zeta)
+    root = tl.where(az > 1.0, az * (1.0 + tl.sqrt(1.0 + 1.0 / tl.maximum(az * az, 1.0))), az + tl.sqrt(1.0 + az * az))
+    t = tl.where(zeta >= 0, 1.0, -1.0) / root  # the smaller root of t^2 + 2 zeta t - 1 = 0
+    c = 1.0 / tl.sqrt(1.0 + t * t)
+    s = c * t
+    for start in range(0, p, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        m2 = rot[:, None] & (offs < p)[None, :]
+        x = tl.load(wi[:, None] + offs[None, :], mask=m2, other=0.0)
+        y = tl.load(wj[:, None] + offs[None, :], mask=m2, other=0.0)
+        tl.store(wi[:, None] + offs[None, :], c[:, None] * x - s[:, None] * y, mask=m2)
+        tl.store(wj[:, None] + offs[None, :], s[:, None] * x + c[:, None] * y, mask=m2)
+    ji = jt_ptr + i * q
+    jj = jt_ptr + j * q
+    for start in range(0, q, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        m2 = rot[:, None] & (offs < q)[None, :]
+        x = tl.load(ji[:, None] + offs[None, :], mask=m2, other=0.0)
+        y = tl.load(jj[:, None] + offs[None, :], mask=m2, other=0.0)
+        tl.store(ji[:, None] + offs[None, :], c[:, None] * x - s[:, None] * y, mask=m2)
+        tl.store(jj[:, None] + offs[None, :], s[:, None] * x + c[:, None] * y, mask=m2)
+    tl.atomic_add(flag_ptr, tl.sum(tl.where(rot, 1, 0), axis=0))
+
+
+@triton.jit
+def _identity_kernel(jt_ptr, q, BLOCK: tl.constexpr):
+    b = tl.program_id(1).to(tl.int64)
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < q * q
+    tl.store(jt_ptr + b * q * q + offs, tl.where(offs // q == offs % q, 1.0, 0.0).to(jt_ptr.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def _norms_kernel(wt_ptr, norms_ptr, fro2_ptr, p, q, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    b = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    rm = rows < q
+    acc = tl.zeros([ROWS, BLOCK], dtype=wt_ptr.dtype.element_ty)
+    for start in range(0, p, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(wt_ptr + (b * q + rows[:, None]) * p + offs[None, :], mask=rm[:, None] & (offs < p)[None, :],
+                    other=0.0)  # fmt: skip
+        acc += x * x
+    sq = tl.sum(acc, axis=1)
+    tl.store(norms_ptr + b * q + rows, tl.sqrt(sq), mask=rm)
+    tl.atomic_add(fro2_ptr + b, tl.sum(sq, axis=0))  # ||A||_F^2 of matrix b
+
+
+@triton.jit
+def _rank_kernel(norms_ptr, order_ptr, s_ptr, q, k, BLOCK: tl.constexpr):
+    """rank_i = #{j: s_j > s_i, or s_j == s_i and j < i}; order[rank_i] = i; S[rank_i] = s_i when rank_i < k."""
+    b = tl.program_id(1).to(tl.int64)
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    im = i < q
+    si = tl.load(norms_ptr + b * q + i, mask=im, other=0.0)
+    rank = tl.zeros([BLOCK], dtype=tl.int32)
+    for start in range(0, q, BLOCK):
+        j = start + tl.arange(0, BLOCK)
+        sj = tl.load(norms_ptr + b * q + j, mask=j < q, other=-1.0)
+        before = (sj[None, :] > si[:, None]) | ((sj[None, :] == si[:, None]) & (j[None, :] < i[:, None]))
+        rank += tl.sum(tl.where(before & (j < q)[None, :], 1, 0), axis=1).to(tl.int32)
+    tl.store(order_ptr + b * q + rank, i, mask=im)
+    tl.store(s_ptr + b * k + rank, si, mask=im & (rank < k))
+
+
+@triton.jit
+def _gather_kernel(src_ptr, order_ptr, norms_ptr, dst_ptr, q, width, nrows, d_r, d_c, d_b,
+                   NORMALIZE: tl.constexpr, ROWS: tl.constexpr, COLS: tl.constexpr):  # fmt: skip
+    """dst[r, c] (at r * d_r + c * d_c) = src[order[r], c] (divided by its norm), r < nrows, c < width."""
+    b = tl.program_id(2).to(tl.int64)
+    r = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    c = tl.program_id(1) * COLS + tl.arange(0, COLS)
+    rm = r < nrows
+    m2 = rm[:, None] & (c < width)[None, :]
+    src_row = tl.load(order_ptr + b * q + r, mask=rm, other=0).to(tl.int64)
+    v = tl.load(src_ptr + (b * q + src_row[:, None]) * width + c[None, :], mask=m2, other=0.0)
+    if NORMALIZE:
+        s = tl.load(norms_ptr + b * q + src_row, mask=rm, other=1.0)
+        v = v / tl.where(s == 0.0, 1.0, s)[:, None]
+    tl.store(dst_ptr + b * d_b + r[:, None].to(tl.int64) * d_r + c[None, :].to(tl.int64) * d_c, v, mask=m2)
+
+
+@triton.jit(do_not_specialize=["k"])
+def _reflector_kernel(a_ptr, v_ptr, beta_ptr, m, ld, a_bstride, v_bstride, k, BLOCK: tl.constexpr):
+    """Householder reflector of A[k:, k] for matrix program_id(0): v into V[:, k], beta, alpha into A[k, k]."""
+    b = tl.program_id(0).to(tl.int64)
+    a = a_ptr + b * a_bstride
+    v = v_ptr + b * v_bstride
+    x0 = tl.load(a + k * ld + k)
+    tail = tl.zeros([BLOCK], dtype=x0.dtype)
+    for start in range(k + 1, m, BLOCK):
+        rows = start + tl.arange(0, BLOCK).to(tl.int64)
+        x = tl.load(a + rows * ld + k, mask=rows < m, other=0.0)
+        tail += x * x
+    s = tl.sum(tail, axis=0)
+    norm = tl.sqrt(x0 * x0 + s)
+    alpha = tl.where(x0 >= 0, -norm, norm)
+    alpha = tl.where(s == 0, x0, alpha)  # nothing to eliminate: H = I
+    v0 = x0 - alpha
+    beta = tl.where(s == 0, 0.0, 2.0 / tl.where(s == 0, 1.0, v0 * v0 + s))
+    tl.store(v + k * ld + k, v0)  # V has A's shape
+    tl.store(beta_ptr + b * m + k, beta)
+    tl.store(a + k * ld + k, alpha)
+    for start in range(k + 1, m, BLOCK):
+        rows = start + tl.arange(0, BLOCK).to(tl.int64)
+        rm = rows < m
+        x = tl.load(a + rows * ld + k, mask=rm, other=0.0)
+        tl.store(v + rows * ld + k, x, mask=rm)
+        tl.store(a + rows * ld + k, tl.zeros_like(x), mask=rm)
+
+
+@triton.jit(do_not_specialize=["k", "col0"])
+def _apply_kernel(c_ptr, v_ptr, beta_ptr, m, ldc, c_bstride, ldv, v_bstride, k, col0, ncols,
+                  BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):  # fmt: skip
+    """C[k:, col0:col0+ncols] -= beta_k v_k (v_k^T C[k:, ...]) for matrix program_id(1); v_k = V[k:, k]."""
+    b = tl.program_id(1).to(tl.int64)
+    c = c_ptr + b * c_bstride
+    v = v_ptr + b * v_bstride + k
+    beta = tl.load(beta_ptr + b * m + k)
+    cols = col0 + tl.program_id(0).to(tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cm = cols < col0 + ncols
+    if beta != 0:
+        acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=beta.dtype)
+        for start in range(k, m, BLOCK_R):
+            rows = start + tl.arange(0, BLOCK_R).to(tl.int64)
+            rm = rows < m
+            vr = tl.load(v + rows * ldv, mask=rm, other=0.0)
+            x = tl.load(c + rows[:, None] * ldc + cols[None, :], mask=rm[:, None] & cm[None, :], other=0.0)
+            acc += vr[:, None] * x
+        w = beta * tl.sum(acc, axis=0)
+        for start in range(k, m, BLOCK_R):
+            rows = start + tl.arange(0, BLOCK_R).to(tl.int64)
+            rm = rows < m
+            vr = tl.load(v + rows * ldv, mask=rm, other=0.0)
+            ptrs = c + rows[:, None] * ldc + cols[None, :]
+            m2 = rm[:, None] & cm[None, :]
+            tl.store(ptrs, tl.load(ptrs, mask=m2, other=0.0) - vr[:, None] * w[None, :], mask=m2)
+
+
+@triton.jit
+def _eye_kernel(q_ptr, m, ncols, BLOCK: tl.constexpr):
+    b = tl.program_id(1).to(tl.int64)
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < m * ncols
+    one = tl.where((offs // ncols) == (offs % ncols), 1.0, 0.0)
+    tl.store(q_ptr + b * m * ncols + offs, one.to(q_ptr.dtype.element_ty), mask=mask)
+
+
+def _apply(c, v, beta, k, col0, ncols):
+    """Apply reflector k to columns col0..col0+ncols of every matrix in the batch c (nb, m, ldc)."""
+    if ncols <= 0:
+        return
+    rows, cols = (GPU_ROWS, GPU_COLS) if c.is_cuda else (CPU_ROWS, CPU_COLS)
+    nb, m, ldc = c.shape
+    grid = (triton.cdiv(ncols, cols), nb)
+    _apply_kernel[grid](c, v, beta, m, ldc, m * ldc, v.shape[2], v.shape[1] * v.shape[2], k, col0, ncols,
+                        BLOCK_R=rows, BLOCK_C=cols)  # fmt: skip
+
+
+def householder(w):
+    """Factor w (nb, m, n) in place into R (upper part) and return (V, beta) with A = H_0 ... H_{p-1} R."""
+    nb, m, n = w.shape
+    p = min(m, n)
+    v = torch.zeros((nb, m, n), dtype=w.dtype, device=w.device)
+    beta = torch.zeros((nb, m), dtype=w.dtype, device=w.device)
+    for k in range(p):
+        _reflector_kernel[(nb,)](w, v, beta, m, n, m * n, m * n, k, BLOCK=REFLECT_BLOCK)
+        _apply(w, v, beta, k, k + 1, n - k - 1)
+    return v, beta
+
+
+def _round_robin(q):
+    """Pairs (rounds, q'/2, 2) of the circle method over q' = q rounded up to even; index q is a dummy."""
+    qe = q + (q % 2)
+    others = list(range(1, qe))
+    rounds = []
+    for r in range(qe - 1):
+        ring = [0] + others[r:] + others[:r]
+        rounds.append([(ring[i], ring[qe - 1 - i]) for i in range(qe // 2)])
+    return rounds
+
+
+def jacobi(wt, norms):
+    """Orthogonalize the rows of wt (nb, q, p) in place; return J^T (nb, q, q) with W^T = J^T M^T."""
+    nb, q, p = wt.shape
+    ortho_tol, zero_tol = TOLS[wt.dtype]
+    fro2 = torch.zeros((nb,), dtype=wt.dtype, device=wt.device)
+    _norms_kernel[(triton.cdiv(q, NORM_ROWS), nb)](wt, norms, fro2, p, q, ROWS=NORM_ROWS, BLOCK=ROW_BLOCK)
+    jt = torch.empty((nb, q, q), dtype=wt.dtype, device=wt.device)
+    _identity_kernel[(triton.cdiv(q * q, ROW_BLOCK), nb)](jt, q, BLOCK=ROW_BLOCK)
+    if q < 2:
+        return jt
+    rounds = torch.tensor(_round_robin(q), dtype=torch.int64)  # (q' - 1, q' / 2, 2); q marks the dummy
+    stacked = rounds[:, None] + q * torch.arange(nb)[None, :, None, None]  # rows of the stacked matrices
+    stacked = torch.where(rounds[:, None] == q, -1, stacked)
+    pairs = stacked.reshape(rounds.shape[0], -1, 2).to(device=wt.device, dtype=torch.int32).contiguous()
+    flag = torch.zeros((1,), dtype=torch.int32, device=wt.device)
+    npairs = pairs.shape[1]
+    per_program = GPU_PAIRS if wt.is_cuda else triton.next_power_of_2(npairs)
+    block = ROW_BLOCK if wt.is_cuda else triton.next_power_of_2(max(p, q))
+    for _ in range(MAX_SWEEPS):
+        flag.zero_()
+        for r in range(pairs.shape[0]):
+            _rotate_kernel[(triton.cdiv(npairs, per_program),)](
+                wt, jt, pairs[r], flag, fro2, npairs, p, q, ortho_tol, zero_tol, PAIRS=per_program, BLOCK=block
+            )
+        if int(flag.item()) == 0:
+            break
+    return jt
+
+
+def _complete(rows):
+    """Orthonormal completion: rows (nb, k, d) with orthonormal rows -> Q (nb, d, d), Q[:, :, k:] orthogonal to them."""
+    nb, k, d = rows.shape
+    w = rows.mT.contiguous()  # (nb, d, k), factored in place
+    v, beta = householder(w)
+    q = torch.empty((nb, d, d), dtype=rows.dtype, device=rows.device)
+    _eye_kernel[(triton.cdiv(d * d, REFLECT_BLOCK), nb)](q, d, d, BLOCK=REFLECT_BLOCK)
+    for j in range(k - 1, -1, -1):
+        _apply(q, v, beta, j, j, d - j)
+    return q
+
+
+def svd(A: torch.Tensor, full_matrices: bool = True):
+    if A.dim() < 2:
+        raise RuntimeError(f"svd: A must have at least 2 dimensions, got shape {tuple(A.shape)}")
+    batch, (m, n) = A.shape[:-2], A.shape[-2:]
+    k = min(m, n)
+    a = A.to(torch.float32).reshape(-1, m, n)
+    nb = a.shape[0]
+    tall = m >= n
+    wt = a.mT.contiguous() if tall else a.clone()  # rows of W^T are the columns of M (A or A^T): (nb, k, p)
+    p = wt.shape[2]
+    ucols, vrows = (m, n) if full_matrices else (k, k)
+    u = torch.zeros((nb, m, ucols), dtype=torch.float32, device=A.device)
+    s = torch.zeros((nb, k), dtype=torch.float32, device=A.device)
+    vh = torch.zeros((nb, vrows, n), dtype=torch.float32, device=A.device)
+    if nb and k:
+        norms = torch.empty((nb, k), dtype=torch.float32, device=A.device)
+        jt = jacobi(wt, norms)
+        fro2 = torch.zeros((nb,), dtype=torch.float32, device=A.device)
+        _norms_kernel[(triton.cdiv(k, NORM_ROWS), nb)](wt, norms, fro2, p, k, ROWS=NORM_ROWS, BLOCK=ROW_BLOCK)
+        order = torch.empty((nb, k), dtype=torch.int32, device=A.device)
+        _rank_kernel[(triton.cdiv(k, RANK_BLOCK), nb)](norms, order, s, k, k, BLOCK=RANK_BLOCK)
+        # short side from J (J^T row r -> Vh row r when tall, U column r when wide); long side from W / S
+        j_dst, j_strides = (vh, (n, 1, vrows * n)) if tall else (u, (1, ucols, m * ucols))
+        w_dst, w_strides = (u, (1, ucols, m * ucols)) if tall else (vh, (n, 1, vrows * n))
+        grid = (triton.cdiv(k, COPY_ROWS), triton.cdiv(k, COPY_COLS), nb)
+        _gather_kernel[grid](jt, order, norms, j_dst, k, k, k, *j_strides, NORMALIZE=False, ROWS=COPY_ROWS,
+                             COLS=COPY_COLS)  # fmt: skip
+        grid = (triton.cdiv(k, COPY_ROWS), triton.cdiv(p, COPY_COLS), nb)
+        _gather_kernel[grid](wt, order, norms, w_dst, k, p, k, *w_strides, NORMALIZE=True, ROWS=COPY_ROWS,
+                             COLS=COPY_COLS)  # fmt: skip
+        if full_matrices and m != n:
+            if tall:  # U (m x m): its first k columns, then the completion
+                u[:, :, k:] = _complete(u[:, :, :k].mT)[:, :, k:]
+            else:  # Vh (n x n): its first k rows, then the completion
+                vh[:, k:, :] = _complete(vh[:, :k, :])[:, :, k:].mT
+    return u.reshape(*batch, m, ucols), s.reshape(*batch, k), vh.reshape(*batch, vrows, n)
