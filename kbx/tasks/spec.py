@@ -40,11 +40,17 @@ CASE_KINDS = (FIXED, STANDARD, OUTLIER, PERF)
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """One input configuration. `params` is handed verbatim to the task's `make_inputs`."""
+    """One input configuration. `params` is handed verbatim to the task's `make_inputs`.
+
+    `extra` marks a case beyond the upstream task's contract (a shape, dtype, group count or flag
+    upstream's own tests never exercise): kbx reports it separately, and it must not turn a verdict
+    that the contract's cases alone would give.
+    """
 
     name: str
     kind: str
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    extra: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
