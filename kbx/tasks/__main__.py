@@ -83,18 +83,20 @@ def run_check(tasks, perf: bool) -> int:
 def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: int) -> int:
     """Print one line per task (and per case that is not ok), write the table, exit 1 if a contract case fails."""
     import concurrent.futures
+    import multiprocessing
 
     import torch
 
-    from kbx.tasks.audit import TOO_LOOSE, TOO_TIGHT
+    from kbx.tasks.audit import FAILING, audit_in_worker
     from kbx.tasks.audit_report import render
 
     if device.startswith("cuda") and not torch.cuda.is_available():
         print("kbx.tasks: error: --device cuda needs a CUDA GPU", file=sys.stderr)
         return 2
     rows = []
-    with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
-        futures = [pool.submit(_audit_one, t.id, device, perf_shapes, tf32) for t in tasks]
+    # spawned workers: a forked child cannot use a CUDA context its parent may already hold
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(audit_in_worker, t.id, device, perf_shapes, tf32, AUDIT_CPU_THREADS) for t in tasks]
         for t, future in zip(tasks, futures, strict=True):
             task_rows, seconds = future.result()
             rows += task_rows
@@ -104,24 +106,10 @@ def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: 
     if out:
         with open(out, "w", encoding="utf-8") as f:
             f.write(render(rows, device, scope, torch.__version__))
-    failing = [r for r in rows if not r.extra and r.verdict in (TOO_TIGHT, TOO_LOOSE)]
-    extra = [r for r in rows if r.extra and r.verdict in (TOO_TIGHT, TOO_LOOSE)]
+    failing = [r for r in rows if not r.extra and r.verdict in FAILING]
+    extra = [r for r in rows if r.extra and r.verdict in FAILING]
     print(f"\n{len(rows)} cases audited; {len(failing)} contract cases fail ({len(extra)} extra cases fail, reported apart)")
     return 1 if failing else 0
-
-
-def _audit_one(task_id: str, device: str, perf_shapes: int, tf32: bool):
-    """One task's rows and seconds, in a worker process (which loads the task itself: specs do not pickle)."""
-    import time
-
-    import torch
-
-    from kbx.tasks.audit import audit_task
-
-    if not device.startswith("cuda"):
-        torch.set_num_threads(AUDIT_CPU_THREADS)
-    started = time.perf_counter()
-    return audit_task(discover()[task_id], device=device, perf_shapes=perf_shapes, tf32=tf32), time.perf_counter() - started
 
 
 def _print_task(task_id: str, rows, seconds: float) -> None:

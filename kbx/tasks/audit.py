@@ -45,9 +45,12 @@ EXACT = "exact"  # integer and bool outputs only: must match exactly, float64 me
 DISTRIBUTION = "distribution"  # the task's stochastic check accepts or rejects; no float64 truth exists
 EXCEPTION = "exception"  # the reference raises; compared by exception type
 NO_FLOAT64 = "no float64"  # the reference does not run in higher precision; honest error unmeasured
+DTYPE_BOUND = "dtype-bound"  # the task declares the expected output defined by its dtype (Task.dtype_bound)
 
 OK, TOO_TIGHT, TOO_LOOSE, NOT_MEASURED = "ok", "too tight", "too loose", "n/a"
-VERDICT_ORDER = (TOO_TIGHT, TOO_LOOSE, NOT_MEASURED, OK)  # worst first, for merging seeds
+AUDIT_ERROR = "audit error"  # the audit itself failed (e.g. out of memory): no statement about the tolerance
+VERDICT_ORDER = (TOO_TIGHT, TOO_LOOSE, AUDIT_ERROR, NOT_MEASURED, OK)  # worst first, for merging seeds
+FAILING = (TOO_TIGHT, TOO_LOOSE, AUDIT_ERROR)
 
 UPCAST = {
     torch.float16: torch.float64,
@@ -102,13 +105,25 @@ def audit_task(info: TaskInfo, device: str = "cpu", perf_shapes: int = 0, tf32: 
     return [merge_seeds(rows) for rows in by_case.values()]
 
 
+def audit_in_worker(task_id: str, device: str, perf_shapes: int, tf32: bool, cpu_threads: int):
+    """One task's rows and seconds, in a worker process (which loads the task itself: specs do not pickle)."""
+    import time
+
+    from kbx.tasks.registry import discover
+
+    if torch.device(device).type == "cpu":
+        torch.set_num_threads(cpu_threads)
+    started = time.perf_counter()
+    return audit_task(discover()[task_id], device, perf_shapes, tf32), time.perf_counter() - started
+
+
 def audit_case(info: TaskInfo, case: Case, seed: int, device: str, tf32: bool) -> AuditRow:
     row = dict(task=info.id, case=case.name, kind=case.kind, extra=case.extra)
     try:
         return _audit_case(info, case, seed, device, tf32, row)
     except Exception as exc:  # noqa: BLE001 - the audit's own failure (e.g. out of memory) is a row, never a verdict
         return AuditRow(**row, dtype="-", judged=NO_FLOAT64, honest_ratio=math.nan, tf32_ratio=math.nan,
-                        rejected="n/a", verdict=NOT_MEASURED,
+                        rejected="n/a", verdict=AUDIT_ERROR,
                         note=f"audit failed: {type(exc).__name__}: {str(exc).splitlines()[0][:100] if str(exc) else ''}")  # fmt: skip
 
 
@@ -135,6 +150,11 @@ def _audit_case(info, case, seed, device, tf32, row) -> AuditRow:
                             note=f"reference rejected by its own check: {reason}" if reason else "")  # fmt: skip
     judge = _judge(expected, spec.tolerance)
     rejected = perturbation_rejected(expected, spec.tolerance, judge)
+    bound_reason = spec.dtype_bound.get(case.name, spec.dtype_bound.get("*", ""))
+    if bound_reason:
+        return AuditRow(**row, dtype=dtype, judged=DTYPE_BOUND, honest_ratio=math.nan, tf32_ratio=math.nan,
+                        rejected=rejected, verdict=TOO_LOOSE if rejected == "no" else NOT_MEASURED,
+                        note=bound_reason)  # fmt: skip
     try:
         truth, precision = run_higher(info, case, seed, device)
     except Exception as exc:  # noqa: BLE001 - a reference that cannot run in float64 is reported, not skipped
@@ -445,8 +465,8 @@ def spike(e: torch.Tensor, tol: Tolerance) -> torch.Tensor | None:
     idx = _spread(finite)
     bound = allowance(torch.view_as_real(e).double() if e.is_complex() else e.double(), tol, _name(e))
     bound = bound[..., 0].reshape(-1) if e.is_complex() else bound.reshape(-1)
-    values[idx] += PERTURB_FACTOR * bound[idx]
-    real[..., 0] = values.to(real.dtype)
+    column = real[..., 0]
+    column[idx] = _differ((values[idx] + PERTURB_FACTOR * bound[idx]).to(real.dtype), column[idx])
     return flat.reshape(e.shape)
 
 
@@ -463,7 +483,19 @@ def bias(e: torch.Tensor, tol: Tolerance) -> torch.Tensor | None:
         return None
     atol, rtol, rms_atol = tol.for_dtype(_name(e))
     relative = PERTURB_FACTOR * (atol + rtol * rms + rms_atol * rms) / rms
-    return (e.double() * (1.0 + relative)).to(e.dtype) if not e.is_complex() else (e * (1.0 + relative)).to(e.dtype)
+    if e.is_complex():
+        return torch.view_as_complex(_differ((values * (1.0 + relative)).to(e.real.dtype), torch.view_as_real(e)))
+    return _differ((values * (1.0 + relative)).to(e.dtype), e)
+
+
+def _differ(moved: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
+    """`moved`, where rounding to the dtype undid a move of a nonzero finite value, one ulp away from zero instead.
+
+    A bound below the dtype's resolution would otherwise make the "wrong" output equal the right one.
+    """
+    undone = (moved == original) & (original != 0) & torch.isfinite(original)
+    away = torch.nextafter(original, torch.where(original > 0, math.inf, -math.inf).to(original.dtype))
+    return torch.where(undone, away, moved)
 
 
 def _spread(candidates: torch.Tensor) -> torch.Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 import math
 
-from kbx.tasks.audit import HEADROOM, OK, PERTURB_FACTOR, PERTURBED_ELEMENTS, VERDICT_ORDER, AuditRow
+from kbx.tasks.audit import FAILING, HEADROOM, PERTURB_FACTOR, PERTURBED_ELEMENTS, VERDICT_ORDER, AuditRow
 
 COMMAND = "python -m kbx.tasks audit --out docs/TOLERANCES.md"
 COLUMNS = ("task", "case", "dtype", "judged by", "honest err / bound", "TF32 err / bound", "wrong output rejected",
@@ -28,7 +28,10 @@ def render(rows: list[AuditRow], device: str, scope: str, torch_version: str) ->
         f"by {PERTURB_FACTOR:g}x their bound, and with every element biased by {PERTURB_FACTOR:g}x the bound at the output's rms.",
         "*judged by*: `values` (elementwise tolerance), `exact` (integer and bool outputs), `distribution` (the task's stochastic",
         "check; no float64 truth exists), `exception` (compared by type), `no float64` (the reference cannot run in",
-        "float64; the note says why).",
+        "float64; the note says why), `dtype-bound` (the task declares the expected value defined by its dtype,",
+        "e.g. an fp32 overflow to inf, so float64 is not the honest answer; the note gives the task's reason).",
+        "Verdicts: `ok`; `too tight` (an honest output fails or lacks the headroom); `too loose` (a wrong output",
+        "passes); `audit error` (the audit itself failed: no statement); `n/a` (not measurable, see *judged by*).",
         "",
         "## Summary",
         "",
@@ -36,7 +39,7 @@ def render(rows: list[AuditRow], device: str, scope: str, torch_version: str) ->
         *summary_lines(extras, "kbx's extra cases (beyond the upstream contract; reported apart, never flip a verdict)"),
         "",
     ]
-    failing = [r for r in rows if r.verdict not in (OK,) and r.verdict != "n/a"]
+    failing = [r for r in rows if r.verdict in FAILING]
     if failing:
         lines += ["## Rows that fail the audit", "", *table(failing), ""]
     lines += ["## Contract cases", "", *table(contract), ""]

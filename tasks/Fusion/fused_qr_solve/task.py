@@ -13,6 +13,7 @@ import torch
 
 from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
+from kbx.tasks.spec import TF32_RMS_ATOL
 
 
 def reference(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -66,7 +67,9 @@ TASK = Task(
     bytes=_bytes,
     # An honest fp32 QR least-squares solve at 1024x512 carries relative errors of order 1e-5
     # (Householder vs Gram-Schmidt, summation order), so the default 1e-5 would fail correct kernels.
-    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}),
+    # audit: Q^T b and the back-substitution in TF32 (tl.dot) miss 1e-4 by up to 12x; an rms term covers them
+    version=2,  # tolerance widened by the tolerance audit
+    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}, rms_atol={"float32": TF32_RMS_ATOL}),
     notes=(
         "solution compared (sign-invariant); randn-based well-conditioned inputs (perf: upstream rand); "
         "fp32 atol/rtol 1e-4"
