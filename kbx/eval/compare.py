@@ -108,17 +108,27 @@ def compare_tensors(expected: torch.Tensor, got: torch.Tensor, tol: Tolerance, w
 
 def _float_mismatch(expected: torch.Tensor, got: torch.Tensor, tol: Tolerance, dtype: str) -> torch.Tensor:
     """Boolean mask of elements outside tolerance, computed in float64."""
-    atol, rtol, rms_atol = tol.for_dtype(dtype)
     e, g = expected.double(), got.double()
     e_nan, g_nan = torch.isnan(e), torch.isnan(g)
+    finite = torch.isfinite(e)
+    allowed = allowance(e, tol, dtype)
+    close = finite & ((g - e).abs() <= allowed)  # an infinite expected value allows inf, so it must match exactly
+    inf_match = torch.isinf(e) & (g == e)
+    return ~((close & ~g_nan) | inf_match | (e_nan & g_nan))
+
+
+def allowance(expected: torch.Tensor, tol: Tolerance, dtype: str) -> torch.Tensor:
+    """The largest |got - expected| each element may have (float64), by the tolerance's rule.
+
+    Public so the tolerance audit (kbx.tasks.audit) measures errors against the judge's own bound.
+    """
+    atol, rtol, rms_atol = tol.for_dtype(dtype)
+    e = expected.double()
     finite = torch.isfinite(e)
     scale = 0.0
     if rms_atol and bool(finite.any()):
         scale = float(e[finite].square().mean().sqrt())
-    allowed = atol + rtol * e.abs() + rms_atol * scale
-    close = finite & ((g - e).abs() <= allowed)  # an infinite expected value allows inf, so it must match exactly
-    inf_match = torch.isinf(e) & (g == e)
-    return ~((close & ~g_nan) | inf_match | (e_nan & g_nan))
+    return atol + rtol * e.abs() + rms_atol * scale
 
 
 def _all_poison(values: torch.Tensor) -> bool:

@@ -72,7 +72,10 @@ TASK = Task(
     perf=[Case(f"n{s}", PERF, {"mkn": (s, s, s), "mode": "uniform", "vec": True}) for s in (1024, 2048, 4096)],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),  # the core is a K-long fp32 product: TF32 allowance
+    version=2,  # tolerance widened by the tolerance audit
+    # audit (docs/TOLERANCES.md): the product's TF32 error passes tanh(sigmoid) and is multiplied by outlier weight2
+    # (up to ~40x), reaching 1.5x the 1x allowance on the outlier case; 4x leaves the 2x headroom
+    tolerance=matmul_tolerance(4.0),
     inplace=True,
     notes="adds `out=` and 1-D weight2/bias cases; fixed randn cases are seeded; TF32 allowance for the product.",
 )

@@ -47,7 +47,7 @@ TASK = Task(
         Case("fixed_inplace", FIXED, {"values": [-1.0, 0.0, 1.0], "inplace": True}),
         Case("fixed_2x3", FIXED, {"values": [[-1.0, 2.0, -3.0], [4.0, -5.0, 6.0]]}),
         Case("standard", STANDARD, {"shape": (256, 256), "mode": "standard"}),
-        Case("standard_inplace", STANDARD, {"shape": (256, 256), "mode": "standard", "inplace": True}),
+        Case("standard_inplace", STANDARD, {"shape": (256, 256), "mode": "standard", "inplace": True}, extra=True),
         Case("outlier", OUTLIER, {"shape": (256, 256), "mode": "outlier"}),
     ],
     perf=[Case(f"n2^{e}", PERF, {"shape": (2**e,), "mode": "uniform"}) for e in (24, 25, 26, 27)],

@@ -49,7 +49,7 @@ TASK = Task(
         Case("fixed_pairs", FIXED, {"values": [0.5, -0.5, 2.0, -2.0]}),
         Case("fixed_2d", FIXED, {"values": [[0.0, 1.0], [-1.0, 2.0]]}),
         Case("fixed_zeros", FIXED, {"values": [[0.0] * 3] * 3}),
-        Case("fixed_out", FIXED, {"values": [0.5, -0.5, 2.0, -2.0], "out": True}),
+        Case("fixed_out", FIXED, {"values": [0.5, -0.5, 2.0, -2.0], "out": True}, extra=True),
         Case("standard", STANDARD, {"shape": (1024, 1024), "mode": "standard"}),
         Case("outlier", OUTLIER, {"shape": (1024, 1024), "mode": "outlier"}),
     ],

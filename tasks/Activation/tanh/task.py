@@ -49,7 +49,7 @@ TASK = Task(
         Case("fixed_small", FIXED, {"values": [0.0, 1.0, -1.0, 0.5, -0.5]}),
         Case("fixed_2d", FIXED, {"values": [[0.0, 1.0], [-1.0, 0.5]]}),
         Case("fixed_empty", FIXED, {"values": []}),
-        Case("fixed_out", FIXED, {"values": [0.0, 1.0, -1.0, 0.5, -0.5], "out": True}),
+        Case("fixed_out", FIXED, {"values": [0.0, 1.0, -1.0, 0.5, -0.5], "out": True}, extra=True),
         Case("standard_100x100", STANDARD, {"shape": (100, 100), "mode": "standard"}),
         Case("standard", STANDARD, {"shape": (1024, 1024), "mode": "standard"}),
         Case("outlier", OUTLIER, {"shape": (1024, 1024), "mode": "outlier"}),

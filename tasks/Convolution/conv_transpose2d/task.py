@@ -56,8 +56,8 @@ def _bytes(input, weight, bias=None, stride=1, padding=0, output_padding=0, grou
     return float(n) * input.element_size()
 
 
-def _case(name, kind, x, w, mode="standard", **extra):
-    return Case(name, kind, {"x": x, "w": w, "mode": mode, **extra})
+def _case(name, kind, x, w, mode="standard", beyond_contract=False, **extra):
+    return Case(name, kind, {"x": x, "w": w, "mode": mode, **extra}, extra=beyond_contract)
 
 
 TASK = Task(
@@ -83,8 +83,9 @@ TASK = Task(
         _case("bias_stride2_pad1_outpad1", STANDARD, (1, 4, 8, 8), (4, 6, 3, 3), bias=True, stride=2, padding=1,
               output_padding=1),  # fmt: skip
         _case("groups2", STANDARD, (2, 4, 8, 8), (4, 2, 3, 3), groups=2),
-        _case("dilation2", STANDARD, (1, 3, 7, 6), (3, 2, 3, 2), dilation=2, padding=1),
-        _case("mixed_pairs", STANDARD, (2, 6, 5, 9), (6, 2, 4, 3), bias=True, groups=3, stride=(2, 3),
+        _case("dilation2", STANDARD, (1, 3, 7, 6), (3, 2, 3, 2), beyond_contract=True, dilation=2, padding=1),
+        _case("mixed_pairs", STANDARD, (2, 6, 5, 9), (6, 2, 4, 3), beyond_contract=True, bias=True, groups=3,
+              stride=(2, 3),
               padding=(1, 0), output_padding=(1, 2), dilation=(1, 2)),  # fmt: skip
         _case("standard", STANDARD, (2, 8, 16, 16), (8, 6, 3, 3), stride=2, padding=1, output_padding=1),
         _case("outlier", OUTLIER, (2, 8, 16, 16), (8, 6, 3, 3), "outlier", stride=2, padding=1, output_padding=1),
@@ -96,6 +97,7 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    version=2,  # tolerance widened by the tolerance audit
+    tolerance=matmul_tolerance(2.0),  # audit: outlier inputs put TF32 error at 0.7x the 1x allowance; 2x for headroom
     notes="TF32-sized tolerance (matmul_tolerance); adds dilation and mixed cases; perf batch 2^(i-4), i = 9..11",
 )

@@ -15,7 +15,8 @@ from kbx.tasks.spec import TF32_RMS_ATOL
 
 # fp32: TF32 tl.dot allowance. fp16: the probabilities are commonly rounded to fp16 before the
 # second product (relative error 2^-11 each), so allow 2e-3 of the output's rms on top of 2 ulps.
-TOLERANCE = Tolerance(rms_atol={"float32": TF32_RMS_ATOL, "float16": 2e-3})
+# audit: the causal fp16 case with products rounded like TF32 reaches 0.65x of 2e-3; 4e-3 leaves 2x headroom
+TOLERANCE = Tolerance(rms_atol={"float32": TF32_RMS_ATOL, "float16": 4e-3})
 
 
 def reference(q, k, v, causal: bool = False, softmax_scale=None, *, out=None) -> torch.Tensor:
@@ -81,6 +82,7 @@ TASK = Task(
     perf=[_case(f"S{s}", PERF, (2, 8, s, 64), "float32", "uniform", causal=True) for s in (1024, 2048, 4096)],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # tolerance widened by the tolerance audit
     tolerance=TOLERANCE,
     notes=(
         "fixed random cases seeded; out= not exercised; TF32 allowance on fp32 and an rms-scaled allowance on "

@@ -15,7 +15,8 @@ from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_toleranc
 from kbx.tasks.inputs import rand_tensor
 from kbx.tasks.stochastic import keep_rate_reason
 
-TOLERANCE = matmul_tolerance()
+# audit: TF32 error reaches 0.51x the 1x allowance (sigmoid-squashed output); 2x for headroom
+TOLERANCE = matmul_tolerance(2.0)
 
 
 def reference(input, weight, bias=None, p=0.5, training=True, inplace=False) -> torch.Tensor:
@@ -120,6 +121,7 @@ TASK = Task(
     perf=[Case(f"K2^{e}", PERF, {"mk": (1024, 2**e), "n": 256, "mode": "uniform"}) for e in (12, 13, 14, 15)],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # tolerance widened by the tolerance audit
     tolerance=TOLERANCE,
     stochastic=plausible,
     notes=(

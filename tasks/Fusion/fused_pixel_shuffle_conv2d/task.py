@@ -71,7 +71,7 @@ TASK = Task(
         Case("small_stride2", STANDARD, {**_SMALL, "x": (1, 4, 16, 16), "stride": 2}),
         Case("small_padding1", STANDARD, {**_SMALL, "padding": 1}),
         Case("small_r3", STANDARD, {"x": (1, 2, 8, 8), "w": (18, 2, 3, 3), "mode": "standard", "bias": True,
-                                    "padding": 1, "upscale_factor": 3}),  # fmt: skip
+                                    "padding": 1, "upscale_factor": 3}, extra=True),  # fmt: skip
         Case("standard", STANDARD, {**_RAND, "mode": "standard"}),
         Case("outlier", OUTLIER, {**_RAND, "mode": "outlier"}),
     ],
@@ -81,6 +81,8 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    version=2,  # tolerance widened by the tolerance audit
+    # audit: outlier pixels put TF32 conv error at 2.3x the 1x allowance; 5x for headroom
+    tolerance=matmul_tolerance(5.0),
     notes="TF32-level tolerance for the convolution; fixed randn cases seeded; adds an r=3 case.",
 )

@@ -13,6 +13,7 @@ import torch
 
 from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
+from kbx.tasks.spec import TF32_RMS_ATOL
 
 
 def reference(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -64,9 +65,11 @@ TASK = Task(
     perf=[Case(f"n{n}", PERF, {"m": 2 * n, "n": n, "k": 10, "mode": "standard"}) for n in (512, 1024, 2048, 4096)],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # tolerance widened by the tolerance audit
     # An honest fp32 QR least-squares solve at 1024x512 carries relative errors of order 1e-5
     # (Householder vs Gram-Schmidt, summation order), so the default 1e-5 would fail correct kernels.
-    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}),
+    # audit: Q^T b and the back-substitution in TF32 (tl.dot) miss 1e-4 by up to 12x; an rms term covers them
+    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}, rms_atol={"float32": TF32_RMS_ATOL}),
     notes=(
         "solution compared (sign-invariant); randn-based well-conditioned inputs (perf: upstream rand); "
         "fp32 atol/rtol 1e-4"

@@ -100,6 +100,8 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    version=2,  # tolerance widened by the tolerance audit
+    # audit: outlier inputs put TF32 conv error at 0.53x the 1x allowance; 2x for headroom
+    tolerance=matmul_tolerance(2.0),
     notes="TF32-level tolerance for the convolution; fixed randn cases seeded.",
 )

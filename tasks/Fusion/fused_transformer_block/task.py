@@ -22,7 +22,7 @@ from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_toleranc
 from kbx.tasks.inputs import rand_tensor
 from kbx.tasks.stochastic import keep_rate_reason
 
-TOLERANCE = matmul_tolerance()
+TOLERANCE = matmul_tolerance(2.0)  # audit: outlier inputs put the TF32 error at 0.72x the 1x allowance; 2x for headroom
 
 
 def reference(input, weight1, weight2, residual, dropout_p=0.1, eps=1e-05, *, out=None):
@@ -159,6 +159,7 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # tolerance widened by the tolerance audit
     tolerance=TOLERANCE,
     stochastic=plausible,
     notes=(

@@ -59,9 +59,9 @@ TASK = Task(
         Case("standard", STANDARD, {"shape": (64, 128), "dim": 0, "n_index": 16, "value": 3.14, "mode": "standard"}),
         Case("outlier", OUTLIER, {"shape": (64, 128), "dim": 0, "n_index": 16, "value": 3.14, "mode": "outlier"}),
         Case("standard_dim1", STANDARD, {"shape": (64, 128), "dim": 1, "n_index": 40, "value": -2.5,
-                                         "mode": "standard"}),  # fmt: skip
+                                         "mode": "standard"}, extra=True),  # fmt: skip
         Case("standard_3d_negative", STANDARD, {"shape": (4, 6, 10), "dim": 1, "n_index": 5, "value": 0.5,
-                                                "mode": "standard", "negative": True}),  # fmt: skip
+                                                "mode": "standard", "negative": True}, extra=True),  # fmt: skip
     ],
     perf=[
         Case(f"n2^{e}", PERF, {"shape": (2**e,), "dim": 0, "n_index": 2 ** (e - 1), "value": 1.0, "mode": "standard"})

@@ -73,7 +73,7 @@ TASK = Task(
         Case("standard", STANDARD, {"shape": (4, 128, 256), "dim": 2, "k": 64, "mode": "standard"}),
         Case("outlier", OUTLIER, {"shape": (4, 128, 256), "dim": 2, "k": 64, "mode": "outlier"}),
         Case("standard_dim0", STANDARD, {"shape": (300, 40), "dim": 0, "k": 150, "mode": "standard",
-                                         "index_kind": "shift"}),  # fmt: skip
+                                         "index_kind": "shift"}, extra=True),  # fmt: skip
     ],
     perf=[
         Case(f"rows2^{i}", PERF, {"shape": (2**i, 128), "dim": 0, "k": 2 ** (i - 1), "mode": "standard",

@@ -14,6 +14,7 @@ import torch
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import rand_tensor
+from kbx.tasks.spec import TF32_RMS_ATOL
 
 
 def reference(A: torch.Tensor, k: int, *, full_matrices: bool = True, out=None) -> torch.Tensor:
@@ -95,10 +96,13 @@ TASK = Task(
     perf=[_case(f"n{n}_k50", PERF, (n, n), 50, "standard") for n in (512, 1024, 1536)],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # tolerance widened by the tolerance audit
     # fp32 SVDs of these matrices reconstruct to about 1e-6 absolute (singular values <= 2, gap
     # >= 0.75 at the cut); different algorithms (Jacobi, QR iteration, eigen-solves of A^T A)
     # differ by a few times that, over the default 1e-5 for entries near zero at n = 512.
-    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}),
+    # audit: the U S V^T reconstruction in TF32 (tl.dot) misses 1e-4 by up to 5x and reaches 0.52x of a
+    # 1x TF32 rms term; 2x that term leaves the 2x headroom
+    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}, rms_atol={"float32": 2 * TF32_RMS_ATOL}),
     notes=(
         "inputs with a known, well-separated spectrum (upstream: randn/rand, ill-separated at the cut); "
         "reconstruction compared (sign-invariant); fp32 atol/rtol 1e-4"

@@ -11,6 +11,7 @@ import torch
 
 from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
+from kbx.tasks.spec import TF32_RMS_ATOL
 
 
 def reference(A: torch.Tensor, k: float, *, out=None) -> torch.Tensor:
@@ -71,9 +72,11 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # tolerance widened by the tolerance audit
     # fp32 eigendecompositions of symmetric randn matrices (n = 1024) reproduce A^2 to about
     # 6e-5 * rms(A^2) (measured against fp64); two honest solvers differ by up to twice that and the
     # error grows with n, so 1e-3 * rms leaves room at n = 2048 while wrong answers are far off.
-    tolerance=Tolerance(rms_atol={"float32": 1e-3}),
+    # audit: rebuilding V diag(L^p) V^T in TF32 (tl.dot) reaches 4.1x of 1e-3 * rms; the TF32 allowance covers it
+    tolerance=Tolerance(rms_atol={"float32": TF32_RMS_ATOL}),
     notes="batched input: one power per matrix (upstream mixed the batch through torch.diag); fp32 +1e-3*rms",
 )

@@ -14,6 +14,7 @@ import torch
 
 from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
+from kbx.tasks.spec import TF32_RMS_ATOL
 
 
 def reference(A: torch.Tensor, full_matrices: bool = True, rcond: float = 1e-15, out=None) -> torch.Tensor:
@@ -88,9 +89,11 @@ TASK = Task(
           for n in (256, 512, 1024)],  # fmt: skip
     flops=_flops,
     bytes=_bytes,
+    version=2,  # tolerance widened by the tolerance audit
     # the fp32 perf matrices have singular values in about [0.35, 1.8]; fp32 SVDs of 1024x1024 matrices
     # reproduce their inverse to a few 1e-6, and two algorithms differ by more than the default 1e-5
     # on entries near zero.
-    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}),
+    # audit: the V S^+ U^T product in TF32 (tl.dot) misses 1e-4 by up to 3.6x; an rms term covers it
+    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}, rms_atol={"float32": TF32_RMS_ATOL}),
     notes="meaningful rcond for the singular and rank-4 cases; well-conditioned fp32 perf inputs; fp32 atol/rtol 1e-4",
 )

@@ -77,7 +77,9 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    version=2,  # tolerance widened by the tolerance audit
+    # audit: the scalar output cancels: TF32 error reaches 3x the 1x allowance of its own |value|; 8x for headroom
+    tolerance=matmul_tolerance(8.0),
     notes=(
         "0-d tensor results (no Python floats); fp32 perf (fp16 overflows); FLOP/byte models count only rows "
         "0-1; tolerance allows TF32 tl.dot."

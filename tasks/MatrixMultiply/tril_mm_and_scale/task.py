@@ -61,6 +61,7 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    version=2,  # tolerance widened by the tolerance audit
+    tolerance=matmul_tolerance(2.0),  # audit: outlier rows put TF32 error at 0.59x the 1x allowance; 2x for headroom
     notes="fp32 tolerance allows TF32 tl.dot (rms term); upstream's 1e-5 rejects Triton's default matmul precision.",
 )

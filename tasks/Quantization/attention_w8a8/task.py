@@ -102,7 +102,9 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    version=2,  # tolerance widened by the tolerance audit
+    # audit: outlier inputs put TF32 error in P @ V at 0.54x the 1x allowance; 2x for headroom
+    tolerance=matmul_tolerance(2.0),
     notes=(
         "explicit int8 contract (per-row Q/K/V scales, round half away, exact integer Q K^T, fp32 softmax and P @ V) "
         "replaces upstream's rmse thresholds; tolerance allows TF32 for P @ V; corners are seeded random draws."

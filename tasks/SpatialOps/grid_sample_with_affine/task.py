@@ -25,7 +25,8 @@ from kbx.tasks.inputs import rand_tensor
 
 
 def reference(input, theta, size, mode="bilinear", padding_mode="zeros", align_corners=False):
-    grid = F.affine_grid(theta.to(torch.float32), list(size), align_corners=align_corners)
+    # theta takes the input's dtype: fp32 in every case (upstream casts to fp32), float64 in the tolerance audit
+    grid = F.affine_grid(theta.to(input.dtype), list(size), align_corners=align_corners)
     return F.grid_sample(input, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
 
 

@@ -1,0 +1,150 @@
+"""The tolerance audit (kbx.tasks.audit): it must fail a tolerance no honest kernel meets, fail one
+that accepts wrong outputs, pass a fair one, and pass every repository task's own tolerance."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import pytest
+import torch
+
+from kbx.tasks import discover
+from kbx.tasks.audit import (
+    DISTRIBUTION,
+    EXACT,
+    EXCEPTION,
+    FAILING,
+    HEADROOM,
+    OK,
+    TOO_LOOSE,
+    TOO_TIGHT,
+    VALUES,
+    audit_task,
+    round_to_tf32,
+)
+from kbx.tasks.audit_report import render
+
+# A K-long fp32 dot product per output element: rounding error grows with K, TF32 error more so.
+PRODUCT_TASK = textwrap.dedent(
+    """
+    import torch
+    from kbx.tasks import Call, Case, Task, Tolerance, STANDARD, PERF, matmul_tolerance
+    from kbx.tasks.inputs import rand_tensor
+
+    def make_inputs(p, gen, device):
+        a = rand_tensor((64, 4096), "float32", "standard", gen, device)
+        b = rand_tensor((4096, 64), "float32", "standard", gen, device)
+        return Call((a, b))
+
+    TASK = Task(
+        entry="prod", dtypes=("float32",), signature="prod(a, b)", description="a @ b",
+        reference=lambda a, b: torch.mm(a, b), make_inputs=make_inputs,
+        cases=[Case("standard", STANDARD, {{}}), Case("extra_standard", STANDARD, {{}}, extra=True)],
+        perf=[Case(f"p{{i}}", PERF, {{}}) for i in range(3)],
+        flops=lambda a, b: 1.0, bytes=lambda a, b: 1.0,
+        tolerance={tolerance},
+    )
+    """
+)
+
+
+def audit_with(tmp_path, tolerance: str, tf32: bool = True):
+    folder = tmp_path / "MatrixMultiply" / "prod"
+    folder.mkdir(parents=True)
+    (folder / "task.py").write_text(PRODUCT_TASK.format(tolerance=tolerance))
+    info = discover(str(tmp_path))["MatrixMultiply/prod"]
+    return audit_task(info, tf32=tf32)
+
+
+def test_a_tolerance_no_honest_kernel_meets_is_too_tight(tmp_path):
+    rows = audit_with(tmp_path, 'Tolerance(atol={"float32": 0.0}, rtol={"float32": 1e-9})', tf32=False)
+    assert [r.verdict for r in rows] == [TOO_TIGHT, TOO_TIGHT]
+    assert all(r.honest_ratio > 1.0 and r.rejected == "yes" for r in rows)
+
+
+def test_a_fair_tolerance_passes_with_headroom(tmp_path):
+    rows = audit_with(tmp_path, "matmul_tolerance()")
+    assert [r.verdict for r in rows] == [OK, OK]
+    assert all(r.judged == VALUES and r.honest_ratio <= 1.0 / HEADROOM and r.tf32_ratio <= 1.0 / HEADROOM for r in rows)
+
+
+def test_fp32_default_fails_a_tf32_product(tmp_path):
+    rows = audit_with(tmp_path, "Tolerance()")
+    assert rows[0].verdict == TOO_TIGHT and rows[0].tf32_ratio > 100 * rows[0].honest_ratio > 1.0
+
+
+def test_a_tolerance_that_accepts_wrong_outputs_is_too_loose(tmp_path):
+    rows = audit_with(tmp_path, 'Tolerance(atol={"float32": float("inf")})')
+    assert [r.verdict for r in rows] == [TOO_LOOSE, TOO_LOOSE]
+    assert rows[0].rejected == "no"
+
+
+def test_extra_cases_are_reported_apart(tmp_path):
+    rows = audit_with(tmp_path, 'Tolerance(atol={"float32": 0.0}, rtol={"float32": 1e-9})', tf32=False)
+    assert [r.extra for r in rows] == [False, True]
+    text = render(rows, "cpu", "test", torch.__version__)
+    contract, extras = text.split("## kbx's extra cases")
+    assert "| MatrixMultiply/prod | standard |" in contract and "extra_standard" not in contract.split("## Contract")[1]
+    assert "| MatrixMultiply/prod | extra_standard |" in extras
+
+
+def test_round_to_tf32_keeps_ten_mantissa_bits():
+    x = torch.randn(10_000, generator=torch.Generator().manual_seed(0))
+    r = round_to_tf32(x)
+    assert bool(((r.view(torch.int32) & 0x1FFF) == 0).all())
+    assert float(((r - x).abs() / x.abs()).max()) <= 2.0**-11
+    ties = torch.tensor([1 + 2.0**-11, 1 + 3 * 2.0**-11, math.inf, -math.inf])
+    assert round_to_tf32(ties).tolist() == [1.0, 1 + 2 * 2.0**-10, math.inf, -math.inf]  # nearest-even ties
+
+
+def rows_by_judged(task_id):
+    return {r.judged for r in audit_task(discover()[task_id])}
+
+
+def test_rows_say_how_a_case_is_judged_when_float64_is_not_meaningful():
+    assert rows_by_judged("Reduce/argmax") == {EXACT}
+    assert DISTRIBUTION in rows_by_judged("Random/rand")
+    assert EXCEPTION in rows_by_judged("LinearAlgebra/cholesky")
+
+
+# Every repository task's tolerance must pass the audit on its correctness cases. The full suite
+# takes minutes on two shared cores, so CI audits this sample (one or more per category, and every
+# task whose tolerance the audit changed); `python -m kbx.tasks audit` covers them all.
+SAMPLE = (
+    # one or more per category
+    "Convolution/conv2d", "Fusion/attention", "Fusion/fused_relu_conv2d", "Fusion/fused_softplus_linear",
+    "Index/scatter", "LinearAlgebra/det", "LinearAlgebra/solve", "Loss/cross_entropy", "Math/fftn",
+    "MatrixMultiply/addmm", "Normalization/batch_norm", "Optimizer/Adam", "Pooling/avg_pool1d",
+    "Quantization/matmul_w8a8", "Random/logspace", "Reduce/std", "SpatialOps/grid_sample",
+    # every task the audit changed
+    "Activation/combined_activation", "Convolution/conv_transpose2d", "Fusion/fused_dropout_sigmoid_linear",
+    "Fusion/fused_pixel_shuffle_conv2d", "Fusion/fused_qr_solve", "Fusion/fused_relu_max_pool2d_conv2d",
+    "Fusion/fused_transformer_block", "LinearAlgebra/low_rank_svd_approximation", "LinearAlgebra/matrix_power_eig",
+    "LinearAlgebra/pseudoinverse_svd", "Math/exp_sqrt", "Math/logit", "MatrixMultiply/matrix_multiply_and_row_dot",
+    "MatrixMultiply/tril_mm_and_scale", "Quantization/attention_w8a8", "Quantization/bmm_w8a8",
+    "SpatialOps/grid_sample_with_affine",
+)  # fmt: skip
+
+
+@pytest.fixture
+def one_thread():
+    """The audit's elementwise float64 work runs far faster on one thread on a shared CPU (see kbx.tasks.__main__)."""
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(saved)
+
+
+@pytest.mark.parametrize("task_id", SAMPLE)
+def test_repository_tolerances_pass_the_audit(task_id, one_thread):
+    failing = [r for r in audit_task(discover()[task_id]) if not r.extra and r.verdict in FAILING]
+    assert not failing, [(r.case, r.verdict, r.note) for r in failing]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("task_id", SAMPLE)
+def test_repository_tolerances_pass_the_audit_on_a_gpu(task_id):
+    """On CUDA the judge's reference runs cuDNN convolutions in TF32 and the TF32 model is the real one."""
+    failing = [r for r in audit_task(discover()[task_id], device="cuda", perf_shapes=1) if not r.extra and r.verdict in FAILING]
+    assert not failing, [(r.case, r.verdict, r.note) for r in failing]
