@@ -34,10 +34,10 @@ echo "kbx: node Python $("$PYTHON" -c 'import sys, torch, triton; print(sys.vers
 
 # A Python without ensurepip (Debian's python3-venv missing) still gets a venv: pip comes from the wheelhouse.
 if ! "$PYTHON" -m venv --system-site-packages "$VENV" 2>/dev/null; then
-    rm -rf "$VENV"
+    echo "kbx: this Python cannot put pip in a venv (no ensurepip): pip comes from the wheelhouse"
     "$PYTHON" -m venv --system-site-packages --without-pip "$VENV"
     PIP_WHEEL="$(ls "$WH"/pip-*.whl | head -n 1)"
-    "$VENV/bin/python" "$PIP_WHEEL/pip" install --quiet --no-index --find-links "$WH" pip
+    "$VENV/bin/python" "$PIP_WHEEL/pip" install --quiet --no-index --find-links "$WH" pip  # pip runs from its wheel
 fi
 VPY="$VENV/bin/python"
 "$VPY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WH" -e "$REPO"

@@ -14,8 +14,9 @@ pandas, statsmodels, scipy, matplotlib, the full MLflow with pyarrow and scikit-
 steps make the rest small enough to carry with the checkout (a 64 MiB limit was the target):
 - litellm's wheel (36 MB) is mostly an optional native extension (`rust_bridge/_native`, which
   litellm replaces by its Python path when it cannot import it) and its proxy server's web UI, and
-  it requires boto3 (17 MB with botocore), which litellm imports only for AWS providers (Bedrock,
-  SageMaker). The wheel is rewritten without the three, under the local version `+kbx.slim` so
+  it requires boto3 (17 MB with botocore), which it needs for AWS providers (Bedrock, SageMaker)
+  only: `import litellm` and a completion run with both boto3 and the extension made unimportable.
+  The wheel is rewritten without the three, under the local version `+kbx.slim` so
   that it never passes for upstream's; --full-litellm keeps upstream's wheel (and boto3).
 - --pack ARCHIVE also writes the wheels as one .tar.xz, each wheel stored uncompressed inside it
   so that xz compresses across them (about a third smaller than the wheels' own zip compression;
