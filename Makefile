@@ -5,7 +5,11 @@
 #                (scripts/services.sh; see README "Scaling out")
 # Set-up reuses a torch that the system Python already has (e.g. a CUDA build on a GPU machine);
 # otherwise it installs the CPU build of torch 2.13 first, so no CUDA wheels are downloaded.
-# The .[cluster] extra (Ray, Hydra's submitit launcher) comes with it: the tests run both.
+# The .[cluster] extra (Ray, Hydra's submitit launcher) comes with it: the tests run both; so do
+# .[analysis] (pandas, statsmodels, matplotlib) and .[ui] (the full MLflow, for `make ui`).
+#   make wheelhouse [PYVER=3.12] [PLATFORM=manylinux_2_28_x86_64] [WHEELHOUSE=wheelhouse]
+#              - on a machine with internet: the wheels a GPU node without internet needs
+#                (scripts/wheelhouse.py; install there with scripts/node_install.sh WHEELHOUSE)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -18,7 +22,12 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 SERVICES_STAMP := $(VENV)/.kbx-services-installed
 
-.PHONY: setup run test check-tasks ui clean services services-deps services-stop services-status
+# make wheelhouse: target Python and platform of the GPU node (defaults: CPython 3.12, manylinux x86_64)
+PYVER ?= 3.12
+PLATFORM ?= manylinux_2_28_x86_64
+WHEELHOUSE ?= wheelhouse
+
+.PHONY: setup run test check-tasks ui clean services services-deps services-stop services-status wheelhouse
 
 setup: $(STAMP)
 
@@ -29,7 +38,7 @@ $(STAMP): pyproject.toml
 	else \
 		$(PYTHON) -m venv $(VENV) && $(PIP) $(TORCH_CPU); \
 	fi
-	$(PIP) -e '.[dev,cluster]'
+	$(PIP) -e '.[dev,cluster,analysis,ui]'
 	@touch $(STAMP)
 
 run: setup
@@ -45,7 +54,7 @@ check-tasks: setup
 services-deps: $(SERVICES_STAMP)
 
 $(SERVICES_STAMP): $(STAMP)
-	$(PIP) -e '.[dev,cluster,services]'
+	$(PIP) -e '.[dev,cluster,analysis,ui,services]'
 	@touch $(SERVICES_STAMP)
 
 services: services-deps
@@ -59,6 +68,10 @@ services-status:
 
 ui: setup
 	$(PY) -m mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --port 5000
+
+# Needs only a Python with pip and internet (no .venv): pip downloads for the target, not for this machine.
+wheelhouse:
+	$(PYTHON) scripts/wheelhouse.py --python-version $(PYVER) --platform $(PLATFORM) --out $(WHEELHOUSE) --pack $(WHEELHOUSE).tar.xz
 
 clean:
 	rm -rf $(VENV) outputs multirun .pytest_cache

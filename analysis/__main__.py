@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import sys
@@ -10,9 +11,14 @@ from pathlib import Path
 
 BENCH_RUNS = 10_000
 EXIT_USAGE = 2
+NEEDED = ("pandas", "statsmodels", "matplotlib")  # kbx's [analysis] extra, left out of a GPU node's install
 
 
 def main(argv: list[str] | None = None) -> int:
+    missing = [name for name in NEEDED if importlib.util.find_spec(name) is None]
+    if missing:
+        print(f"analysis: error: {', '.join(missing)} not installed: pip install -e '.[analysis]'", file=sys.stderr)
+        return EXIT_USAGE
     from analysis.load import AnalysisError, default_tracking_uri
 
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)

@@ -138,7 +138,7 @@ def _iteration(frame: pd.DataFrame) -> list[dict]:
     ]  # fmt: skip
     values = [first["compile_rate"], last["compile_rate"], first["round_compile_rate"], last["round_compile_rate"],
               first["mean_speedup"], last["mean_speedup"], rescued, persistent]  # fmt: skip
-    no_time = "no timed kernels (CPU runs check correctness only)"
+    no_time = f"no timed kernels ({tables.untimed_reason(runs)})"
     whys = [None, None, f"no attempt in round {r0}", f"no attempt in round {rn}", *[no_time] * 4]
     return [_row(f"GEAK {c} ({method})", p, None if v is None or pd.isna(v) else float(v), u, src, why)
             for (c, p, u), v, src, why in zip(claims, values, sources, whys, strict=True)]  # fmt: skip

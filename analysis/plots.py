@@ -41,7 +41,7 @@ def _empty(ax, message: str) -> None:
     ax.set_yticks([])
 
 
-def trajectory(table: pd.DataFrame, path: Path) -> Path:
+def trajectory(table: pd.DataFrame, path: Path, untimed: str) -> Path:
     """Best-so-far compile and correct rates per round (left) and mean speedup of correct kernels (right).
 
     One line per method, pooled over hardware (the per-hardware numbers are in the table).
@@ -60,7 +60,7 @@ def trajectory(table: pd.DataFrame, path: Path) -> Path:
         rates.legend(fontsize="x-small")
         rates.set_xticks(sorted(table["round"].unique()))
     if table.empty or table["mean_speedup"].isna().all():
-        _empty(speed, "no timed kernels (CPU runs check correctness only)")
+        _empty(speed, untimed)
     else:
         speed.axhline(EAGER, color="grey", lw=0.8)
         speed.set(xlabel="round", ylabel="mean speedup (x eager)", title="Speedup of correct kernels")
@@ -87,13 +87,13 @@ def category_correctness(long: pd.DataFrame, path: Path) -> Path:
     return _save(fig, path)
 
 
-def speedup_histogram(outcomes: pd.DataFrame, path: Path) -> Path:
+def speedup_histogram(outcomes: pd.DataFrame, path: Path, untimed: str) -> Path:
     """Distribution of log speedups of correct, timed kernels per method; eager marked at 1x."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=FIGSIZE)
     timed = outcomes[(outcomes["correct"] > 0) & (outcomes["speedup"] > 0)]
     if timed.empty:
-        _empty(ax, "no timed kernels (CPU runs check correctness only)")
+        _empty(ax, untimed)
         return _save(fig, path)
     bins = np.logspace(np.log10(timed["speedup"].min()), np.log10(timed["speedup"].max()) + 1e-9, HIST_BINS)
     for method, g in timed.groupby("method", observed=True):

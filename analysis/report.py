@@ -101,10 +101,11 @@ def _percent(name: str) -> tuple:
 
 def draw(built: dict, outcomes: pd.DataFrame, folder: Path) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
+    untimed = f"no timed kernels ({tables.untimed_reason(outcomes)})"
     return {
-        "trajectory": plots.trajectory(built["trajectory_by_method"], folder / "trajectory.png"),
+        "trajectory": plots.trajectory(built["trajectory_by_method"], folder / "trajectory.png", untimed),
         "category": plots.category_correctness(built["category_method"], folder / "category_correctness.png"),
-        "speedups": plots.speedup_histogram(outcomes, folder / "speedup_distribution.png"),
+        "speedups": plots.speedup_histogram(outcomes, folder / "speedup_distribution.png", untimed),
         "fast_p": plots.fast_p_curves(built["fast_p_curve"], folder / "fast_p.png"),
     }
 
@@ -126,7 +127,7 @@ def degenerate_notes(frame: pd.DataFrame, outcomes: pd.DataFrame, built: dict) -
         if names:
             notes.append(f"categories where {word}: {', '.join(map(str, names))}")
     if not outcomes["speedup"].notna().any():
-        notes.append("no kernel was timed (CPU runs check correctness only): speedups, fast_p for p > 0, "
+        notes.append(f"no kernel was timed ({tables.untimed_reason(outcomes)}): speedups, fast_p for p > 0, "
                      "the cross-hardware spread and the speedup plots are empty")  # fmt: skip
     if frame["round"].max() == 0:
         notes.append("every run has a single round: there is no iteration trajectory")

@@ -15,6 +15,17 @@ FAST_P = (0.0, 1.0, 1.5, 2.0)  # the paper's fast_p thresholds
 EAGER = 1.0  # speedup of PyTorch eager against itself: below this a kernel is slower
 QUANTIZATION = "quantization"  # category name, compared case-insensitively
 GROUP = ["method", "hardware"]
+CPU_HARDWARE = "cpu"  # the profile whose runs are judged for correctness only (no timing)
+
+
+def untimed_reason(rows: pd.DataFrame) -> str:
+    """Why `rows` hold no speedup, in words that fit the hardware they ran on: on CPU runs nothing is
+    timed by design; on a GPU every correct kernel is timed, so there none was correct (or timing failed)."""
+    hardware = set(rows["hardware"].astype(str)) if "hardware" in rows else set()
+    if hardware and hardware <= {CPU_HARDWARE}:
+        return "CPU runs check correctness only"
+    gpus = ", ".join(sorted(hardware - {CPU_HARDWARE})) or "these runs"
+    return f"on {gpus}: no kernel was correct, or its timing failed"
 
 
 def category_method(outcomes: pd.DataFrame) -> pd.DataFrame:

@@ -12,6 +12,7 @@ import inspect
 import logging
 import platform
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from kbx.worker.sandbox import NAMESPACES
 log = logging.getLogger("kbx")
 
 BACKENDS = ("local", "ray")
+PLAIN_PROGRESS_EVERY_S = 30.0  # progress lines where stderr is no terminal: often enough to see a run move
 # How a job is run, not what it computes: left out of its identity (config_hash), so a job cut short
 # on one backend or Slurm partition is taken up on another.
 HOW_RUN_KEYS = ("resume", "eval.backend", "eval.ray_address", "eval.ray_actors", "hardware.slurm")
@@ -352,14 +354,23 @@ def _record_line(round_index: int, record) -> str:
 
 
 class _Progress:
-    """A tqdm bar on stderr (quiet when stderr is not a terminal and CI is set)."""
+    """Progress on stderr: a tqdm bar on a terminal; elsewhere (a log file, a remote GPU machine's
+    captured output) one plain line at most every PLAIN_PROGRESS_EVERY_S seconds, and at the end."""
 
     def __enter__(self):
         self.bar = None
+        self.plain = not sys.stderr.isatty()
+        self.done = self.total = 0
+        self.last_line_s = time.monotonic()
+        self.round_index = 0
         return self
 
     def start(self, round_index: int, total: int) -> None:
-        """Tasks advance independently, so one bar counts every attempt; its total grows as rounds start."""
+        """Tasks advance independently, so one count covers every attempt; its total grows as rounds start."""
+        self.total += total
+        self.round_index = round_index
+        if self.plain:
+            return
         from tqdm import tqdm
 
         if self.bar is None:
@@ -368,9 +379,14 @@ class _Progress:
         self.bar.set_description(f"attempts (round {round_index} started)", refresh=False)
 
     def update(self, record) -> None:
+        self.done += 1
         if self.bar:
             self.bar.set_postfix_str(f"{record.task} {record.status.value}", refresh=False)
             self.bar.update(1)
+        elif self.plain and (time.monotonic() - self.last_line_s >= PLAIN_PROGRESS_EVERY_S or self.done == self.total):
+            self.last_line_s = time.monotonic()
+            print(f"kbx: {self.done}/{self.total} attempts judged (round {self.round_index} started); "
+                  f"last: {record.task} {record.status.value}", file=sys.stderr, flush=True)
 
     def __exit__(self, *exc) -> None:
         if self.bar:

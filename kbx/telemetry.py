@@ -9,6 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 
+BYTES_PER_MB = 1e6  # memory_used_mb is in megabytes (SI), as its name says
+# In MLflow, telemetry metrics sit under one prefix: the UI groups charts by the part before "/"
+# (as it does MLflow's own `system/` metrics), and every name ends in its unit.
+MLFLOW_PREFIX = "gpu/"
+# NVML's clocks-event (throttle) reason bits (nvmlClocksEventReason*), named for a readable tag.
+THROTTLE_REASONS = {0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
+                    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
+                    0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting"}  # fmt: skip
+
 
 @dataclasses.dataclass(frozen=True)
 class Snapshot:
@@ -52,7 +61,7 @@ class Telemetry:
                 mem_clock_mhz=float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_MEM)),
                 temperature_c=float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU)),
                 throttle_reasons=int(n.nvmlDeviceGetCurrentClocksEventReasons(h)),
-                memory_used_mb=n.nvmlDeviceGetMemoryInfo(h).used / 2**20,
+                memory_used_mb=n.nvmlDeviceGetMemoryInfo(h).used / BYTES_PER_MB,
             )
         except Exception as exc:  # a counter this board lacks must not fail the measurement
             return Snapshot(ok=False, reason=f"NVML read failed: {exc}")
@@ -82,3 +91,15 @@ def around(before: Snapshot, after: Snapshot, calls: int) -> dict:
         "throttle_reasons": after.throttle_reasons | before.throttle_reasons,
         "memory_used_mb": after.memory_used_mb,
     }
+
+
+def mlflow_names(fields: dict) -> dict:
+    """Telemetry fields (energy_per_call_mj, power_w, ...) under their MLflow names (gpu/power_w, ...)."""
+    return {MLFLOW_PREFIX + key: value for key, value in fields.items()}
+
+
+def throttle_names(mask: int) -> str:
+    """NVML's throttle bitmask in words ("none" when the clocks were not held back)."""
+    names = [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
+    unknown = mask & ~sum(THROTTLE_REASONS)
+    return ",".join(names + ([f"other_0x{unknown:x}"] if unknown else [])) or "none"

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from kbx import roofline
+from kbx import telemetry as telemetry_names
 from kbx.eval.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.eval.sandbox_env import redact
 from kbx.eval.timing_policy import TELEMETRY_FIELDS
@@ -46,6 +47,15 @@ RETRY_DEFAULT_S = 120.0
 
 def default_tracking_uri(root: Path) -> str:
     return f"sqlite:///{(root / DEFAULT_STORE_DIR / DB_FILE).resolve()}"
+
+
+def experiment_artifact_location(tracking_uri: str, name: str) -> str | None:
+    """Where a new experiment keeps its artifacts: beside the database file of a sqlite store
+    (`mlruns/artifacts/<name>`), else the store's default (None)."""
+    if not tracking_uri.startswith("sqlite:///"):
+        return None
+    db = Path(tracking_uri.removeprefix("sqlite:///"))
+    return (db.parent / ARTIFACTS_DIR / name).resolve().as_uri()
 
 
 class Tracker:
@@ -69,12 +79,8 @@ class Tracker:
         found = self.client.get_experiment_by_name(name)
         if found is not None:
             return found.experiment_id
-        location = None
-        if self.uri.startswith("sqlite:///"):  # artifacts beside the database file
-            db = Path(self.uri.removeprefix("sqlite:///"))
-            location = (db.parent / ARTIFACTS_DIR / name).resolve().as_uri()
         try:
-            return self.client.create_experiment(name, artifact_location=location)
+            return self.client.create_experiment(name, artifact_location=experiment_artifact_location(self.uri, name))
         except MlflowException as exc:
             if exc.error_code != "RESOURCE_ALREADY_EXISTS":
                 raise
@@ -194,12 +200,14 @@ class Tracker:
             largest = best.shapes[-1]
             figures = roofline.classify(largest, hardware, task.spec.dtypes)
             self.client.set_tag(run_id, "kbx.roofline", figures.pop("roofline"))
-            telemetry = {k: getattr(largest, k) for k in TELEMETRY_FIELDS}
+            telemetry = telemetry_names.mlflow_names({k: getattr(largest, k) for k in TELEMETRY_FIELDS})
             values = {**telemetry, **figures, "tflops": largest.tflops, "gbps": largest.gbps,
                       "first_call_ms": largest.first_call_ms}  # fmt: skip
             self._metrics(run_id, [_metric(k, v, 0) for k, v in values.items() if not math.isnan(v)])
             if largest.telemetry:
                 self.client.set_tag(run_id, "kbx.telemetry", largest.telemetry)
+            elif not math.isnan(largest.throttle_reasons):
+                self.client.set_tag(run_id, "kbx.gpu_throttle", telemetry_names.throttle_names(int(largest.throttle_reasons)))
         self.client.set_tag(run_id, "kbx.status", best.status.value)
         saved = {"judged": [{"round": j.round, "record": j.record.to_dict()} for j in result.judged],
                  "calls": [_call_dict(c) for c in result.calls]}  # fmt: skip

@@ -64,6 +64,7 @@ def test_degenerate_store_is_reported_not_crashed_on(uri, tmp_path):
     for phrase in ("a single method", "a single category", "a single hardware", "every run fails",
                    "no kernel was timed", "nothing to explain"):  # fmt: skip
         assert phrase in text, phrase
+    assert "CPU runs" not in text and "on h100: no kernel was correct" in text  # the reason fits a GPU run
     assert (tmp_path / "out" / "plots" / "speedup_distribution.png").stat().st_size > 0
 
 

@@ -8,18 +8,17 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from kbx.eval.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.tracking import Retrying, Tracker, record_from_dict, transient
+from mlflow_server import free_port, start_mlflow_server, stop, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = ["Activation/relu", "Activation/selu"]  # judged one at a time (eval.workers=1)
@@ -49,17 +48,6 @@ def job_runs(uri: str):
     return jobs, tasks
 
 
-def wait_for(predicate, timeout: float, proc: subprocess.Popen | None = None, what: str = ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        if proc is not None and proc.poll() is not None:
-            out = proc.stdout.read() if proc.stdout else ""
-            pytest.fail(f"the driver exited ({proc.returncode}) before {what}:\n{out[-3000:]}")
-        time.sleep(0.3)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def finished_children(uri: str):
@@ -81,10 +69,6 @@ def assert_complete(uri: str, tasks: list[str]) -> None:
     assert parent.data.metrics["n_tasks"] == len(tasks) and parent.data.metrics["correct_rate"] == 1.0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ----- units ---------------------------------------------------------------------------------
@@ -187,34 +171,6 @@ def test_killed_driver_resumes_without_losing_or_duplicating_tasks(tmp_path):
 # ----- (b) the MLflow server restarts during a run -------------------------------------------
 
 
-def start_mlflow_server(tmp: Path, port: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{tmp}/server.db",
-           "--artifacts-destination", str(tmp / "server-artifacts"), "--host", "127.0.0.1", "--port", str(port),
-           "--workers", "1"]  # fmt: skip
-    log = open(tmp / "server.log", "a")  # noqa: SIM115 - kept open for the server's lifetime
-    proc = subprocess.Popen(cmd, env={**os.environ, **ENV}, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)  # fmt: skip
-
-    def healthy() -> bool:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                return r.status == 200
-        except OSError:
-            return False
-
-    wait_for(healthy, 120, what="the MLflow server")
-    return proc
-
-
-def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-        proc.wait(20)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
 
 
 @pytest.mark.e2e

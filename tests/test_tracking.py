@@ -53,10 +53,20 @@ def test_task_run_logs_rounds_timing_and_telemetry(tmp_path):
     run = client.get_run(run_id)
     assert [m.value for m in client.get_metric_history(run_id, "correct")] == [0.0, 1.0]
     assert [m.value for m in client.get_metric_history(run_id, "speedup")] == [2.0]
-    assert run.data.metrics["power_w"] == 500.0 and run.data.metrics["energy_per_call_mj"] == 1.5
+    assert run.data.metrics["gpu/power_w"] == 500.0 and run.data.metrics["gpu/energy_per_call_mj"] == 1.5
+    assert run.data.metrics["gpu/memory_used_mb"] == 1000.0 and run.data.tags["kbx.gpu_throttle"] == "none"
     assert run.data.metrics["bw_util"] == pytest.approx(3000 / 3350)
     assert run.data.tags["kbx.roofline"] == MEMORY_BOUND and run.data.tags["kbx.status"] == "ok"
     assert "kbx.telemetry" not in run.data.tags
     assert sorted(a.path for a in client.list_artifacts(run_id, "attempts")) == [
         "attempts/round0__a.json", "attempts/round0__a.py", "attempts/round1__a.json", "attempts/round1__a.py"]
     assert not math.isnan(run.data.metrics["first_call_ms"])
+
+
+def test_throttle_bitmask_reads_as_words():
+    from kbx.telemetry import throttle_names
+
+    assert throttle_names(0) == "none"
+    assert throttle_names(0x4 | 0x40) == "sw_power_cap,hw_thermal_slowdown"
+    assert throttle_names(0x8 | 0x1000) == "hw_slowdown,other_0x1000"
+

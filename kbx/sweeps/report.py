@@ -90,6 +90,11 @@ def _importances(study, metrics: list[str], n_complete: int) -> dict:
 
 
 def _plots(study, metrics: list[str], folder: Path) -> list[Path]:
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:  # a GPU node's install leaves it out
+        log.info("no sweep plots: matplotlib is not installed (pip install -e '.[analysis]')")
+        return []
     import matplotlib
 
     matplotlib.use("Agg")

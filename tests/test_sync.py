@@ -1,0 +1,157 @@
+"""Runs come home: `python -m kbx.sync` copies a node's local store into a real MLflow server, whole and once."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mlflow.entities import Metric, Param, RunTag
+from mlflow.tracking import MlflowClient
+from mlflow_server import ENV, free_port, start_mlflow_server, stop
+
+from kbx.sync import PENDING_TAG, SOURCE_TAG
+from kbx.sync import main as sync_main
+from kbx.tracking import experiment_artifact_location
+
+REPO = Path(__file__).resolve().parents[1]
+ROUNDS = 3
+
+
+def node_store(root: Path) -> tuple[str, dict[str, str]]:
+    """A store laid out as kbx lays out mlruns/ on a node: a job run with two task runs under it
+    (metric histories over rounds, nested artifacts), another experiment, and a job still running."""
+    uri = f"sqlite:///{root / 'mlruns' / 'mlflow.db'}"
+    (root / "mlruns").mkdir(parents=True)
+    client = MlflowClient(tracking_uri=uri)
+    kbx = client.create_experiment("kbx", artifact_location=experiment_artifact_location(uri, "kbx"))
+    job = client.create_run(kbx, run_name="reference-h100", tags={"kbx.role": "job"}, start_time=1_700_000_000_000)
+    ids = {"job": job.info.run_id}
+    client.log_batch(ids["job"], params=[Param("method", "reference"), Param("hardware", "h100")],
+                     metrics=[Metric("correct_rate", 0.5, 1_700_000_001_000, 0)])  # fmt: skip
+    client.log_text(ids["job"], "method: reference\n", "config.yaml")
+    for i, task in enumerate(["Activation/gelu", "Math/add"]):
+        child = client.create_run(kbx, run_name=task, start_time=1_700_000_000_500 + i,
+                                  tags={"mlflow.parentRunId": ids["job"], "kbx.role": "task"})  # fmt: skip
+        run_id = ids[task] = child.info.run_id
+        history = [Metric("speedup", 1.0 + step / 10 + i, 1_700_000_002_000 + step, step) for step in range(ROUNDS)]
+        client.log_batch(run_id, params=[Param("task", task)], tags=[RunTag("note", f"task {i}")], metrics=history)
+        client.log_text(run_id, f"kernel {i}\n", "round0/kernel.py")
+        client.log_dict(run_id, {"correct": True, "round": i}, "result.json")
+        client.set_terminated(run_id, "FINISHED" if i == 0 else "FAILED", end_time=1_700_000_003_000 + i)
+    client.set_terminated(ids["job"], "FINISHED", end_time=1_700_000_004_000)
+    other = client.create_experiment("other", artifact_location=experiment_artifact_location(uri, "other"))
+    running = client.create_run(other, run_name="still-running")
+    ids["running"] = running.info.run_id
+    client.log_param(ids["running"], "method", "geak")
+    client.log_text(ids["running"], "method: geak\n", "config.yaml")
+    client.create_run(other, run_name="under-running", tags={"mlflow.parentRunId": ids["running"]})  # no artifacts
+    return uri, ids
+
+
+def sync_cli(src: Path, dst: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, **ENV}
+    return subprocess.run([sys.executable, "-m", "kbx.sync", str(src), dst], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def copies(client: MlflowClient) -> dict[str, object]:
+    """Source run id -> its copy, over every experiment of the destination."""
+    experiments = [e.experiment_id for e in client.search_experiments()]
+    return {r.data.tags[SOURCE_TAG]: r for r in client.search_runs(experiments) if SOURCE_TAG in r.data.tags}
+
+
+def assert_same_run(src: MlflowClient, dst: MlflowClient, original, copy, artifacts: Path, tmp: Path) -> None:
+    """`copy` has everything of `original`; `artifacts` is the original's artifact folder as carried."""
+    assert copy.info.run_name == original.info.run_name
+    assert (copy.info.status, copy.info.start_time, copy.info.end_time) == (
+        original.info.status, original.info.start_time, original.info.end_time)  # fmt: skip
+    assert copy.data.params == original.data.params
+    expected_tags = {k: v for k, v in original.data.tags.items() if k != "mlflow.parentRunId"}
+    assert {k: v for k, v in copy.data.tags.items() if k in expected_tags} == expected_tags
+    for key in original.data.metrics:
+        want = [(m.step, m.value, m.timestamp) for m in src.get_metric_history(original.info.run_id, key)]
+        got = [(m.step, m.value, m.timestamp) for m in dst.get_metric_history(copy.info.run_id, key)]
+        assert sorted(got) == sorted(want), key
+    a = artifacts
+    b = Path(dst.download_artifacts(copy.info.run_id, "", str(tmp / original.info.run_id)))
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert files and files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files)
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(600)
+def test_runs_come_home_whole_and_once(tmp_path, capsys):
+    node, home = tmp_path / "node", tmp_path / "home"
+    _, ids = node_store(node)
+    carried = tmp_path / "carried"  # brought home to another path: the store's artifact paths are stale
+    shutil.copytree(node, carried)
+    shutil.rmtree(node)
+    home.mkdir()
+    port = free_port()
+    server = start_mlflow_server(home, port)
+    dst_uri = f"http://127.0.0.1:{port}"
+    try:
+        dst = MlflowClient(tracking_uri=dst_uri)
+        # An earlier import cut short: a copy of the job that never got its source tag.
+        kbx = dst.create_experiment("kbx")
+        dst.create_run(kbx, run_name="reference-h100", tags={PENDING_TAG: ids["job"]})
+
+        first = sync_cli(carried / "mlruns", dst_uri)
+        assert first.returncode == 0, first.stderr
+        assert "kbx: 3 runs imported, 0 already there, 0 not ended yet (left for later), 1 unfinished" in first.stdout
+        assert "other: 0 runs imported, 0 already there, 2 not ended yet" in first.stdout
+
+        src = MlflowClient(tracking_uri=f"sqlite:///{carried / 'mlruns' / 'mlflow.db'}")
+        copied = copies(dst)
+        assert set(copied) == {ids["job"], ids["Activation/gelu"], ids["Math/add"]}
+        for name in ("job", "Activation/gelu", "Math/add"):
+            folder = carried / "mlruns" / "artifacts" / "kbx" / ids[name] / "artifacts"  # kbx's sqlite layout
+            assert_same_run(src, dst, src.get_run(ids[name]), copied[ids[name]], folder, tmp_path / "downloads")
+        job_copy = copied[ids["job"]].info.run_id
+        assert all(copied[ids[t]].data.tags["mlflow.parentRunId"] == job_copy for t in ("Activation/gelu", "Math/add"))
+        assert not any(PENDING_TAG in r.data.tags for r in copied.values())
+        live = dst.search_runs([kbx])
+        assert len(live) == 3, "the interrupted copy was deleted, nothing else added"
+
+        assert sync_main([str(carried / "mlruns"), dst_uri]) == 0  # in-process from here on: quicker
+        assert "kbx: 0 runs imported, 3 already there" in capsys.readouterr().out
+        assert sorted(r.info.run_id for r in dst.search_runs([kbx])) == sorted(r.info.run_id for r in live)
+
+        # The running job ends on the node: the next import brings it and the run under it, and only them.
+        for run in src.search_runs([src.get_experiment_by_name("other").experiment_id]):
+            src.set_terminated(run.info.run_id, "KILLED")
+        assert sync_main([str(carried / "mlruns"), dst_uri]) == 0
+        third = capsys.readouterr().out
+        assert "other: 2 runs imported, 0 already there, 0 not ended yet" in third
+        assert "kbx: 0 runs imported, 3 already there" in third
+        assert len(copies(dst)) == 5
+    finally:
+        stop(server)
+
+
+def test_bad_source_is_one_line_error(tmp_path):
+    proc = sync_cli(tmp_path / "nowhere", "sqlite:///" + str(tmp_path / "dst.db"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"kbx: error: no MLflow store at {tmp_path / 'nowhere'} (expected a mlruns/ directory with mlflow.db, or a URI)"]
+
+
+def test_lost_artifacts_stop_the_import_unless_allowed(tmp_path, capsys):
+    _, ids = node_store(tmp_path / "node")
+    shutil.rmtree(tmp_path / "node" / "mlruns" / "artifacts" / "kbx")
+    dst_uri = f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
+    (tmp_path / "home").mkdir()
+    assert sync_main([str(tmp_path / "node" / "mlruns"), dst_uri, "--experiment", "kbx"]) == 2
+    assert "kbx: error: the artifacts of run" in capsys.readouterr().err
+    dst = MlflowClient(tracking_uri=dst_uri)
+    assert copies(dst) == {}, "nothing is marked imported"
+    assert sync_main([str(tmp_path / "node" / "mlruns"), dst_uri, "--experiment", "kbx",
+                      "--allow-missing-artifacts"]) == 0  # fmt: skip
+    assert "kbx: 3 runs imported, 0 already there, 0 not ended yet (left for later), 1 unfinished" in capsys.readouterr().out
+    assert set(copies(dst)) == {ids["job"], ids["Activation/gelu"], ids["Math/add"]}
+
