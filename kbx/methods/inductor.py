@@ -1,14 +1,17 @@
 """method=inductor: no LLM; the Triton code that `torch.compile` (Inductor) generates for the
 task's own PyTorch reference, judged like any other kernel (round 0 only).
 
-The proposal loads the task file and compiles its reference (a dtype variant's own, for a
-variant) inside the worker, so Inductor's generated Triton kernels are what runs, and the worker's
-launch counter (which also hooks Inductor's kernel launcher) sees them. Inductor emits Triton only
+The proposal carries the task file's source, runs it as a module and compiles its reference (a
+dtype variant's own, for a variant) inside the worker, so Inductor's generated Triton kernels are
+what runs, and the worker's launch counter (which also hooks Inductor's kernel launcher) sees them.
+It carries the source because the sandbox hides the tasks folder from every candidate. Inductor emits Triton only
 for CUDA devices: on a CPU it would generate C++, which is not a Triton kernel, so the method
 refuses to run there.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from kbx.eval.record import EvalRecord
 from kbx.methods.base import MethodError, Proposal
@@ -16,13 +19,13 @@ from kbx.tasks.spec import TaskInfo
 
 TEMPLATE = '''\
 """torch.compile (Inductor, mode={mode!r}) of the PyTorch reference of {task_id}."""
-import importlib.util
+import types
 
 import torch
 
-_spec = importlib.util.spec_from_file_location("kbx_inductor_task", {path!r})
-_task = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_task)
+_TASK_SOURCE = {source!r}
+_task = types.ModuleType("kbx_inductor_task")
+exec(compile(_TASK_SOURCE, {path!r}, "exec"), _task.__dict__)
 _chosen = next(t for t in [_task.TASK, *getattr(_task, "VARIANTS", [])] if t.entry == {entry!r})  # or a dtype variant
 {entry} = torch.compile(_chosen.reference, mode={mode!r}, dynamic=False)
 '''
@@ -37,7 +40,8 @@ class InductorMethod:
     def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
         if round_index > 0:
             return []
-        code = TEMPLATE.format(mode=self.mode, task_id=task.id, path=task.path, entry=task.spec.entry)
+        source = Path(task.path).read_text()
+        code = TEMPLATE.format(mode=self.mode, task_id=task.id, path=task.path, source=source, entry=task.spec.entry)
         return [Proposal(code, "inductor")]
 
 
