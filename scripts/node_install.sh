@@ -40,6 +40,10 @@ if ! "$PYTHON" -m venv --system-site-packages "$VENV" 2>/dev/null; then
     "$VENV/bin/python" "$PIP_WHEEL/pip" install --quiet --no-index --find-links "$WH" pip  # pip runs from its wheel
 fi
 VPY="$VENV/bin/python"
+# When the node's Python is itself a virtualenv (torch in /opt/torch/.venv, say), --system-site-packages
+# reaches only its base interpreter's packages: a .pth file adds the node venv's own, torch included.
+"$PYTHON" -c 'import site, sys; sys.prefix != sys.base_prefix and print("\n".join(site.getsitepackages()))' \
+    >"$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/kbx-node-packages.pth"
 "$VPY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WH" -e "$REPO"
 
 echo "kbx: installed in $VENV; smoke check:"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -209,3 +210,16 @@ def test_lion_accepts_either_sign_only_where_the_update_is_within_rounding_of_ze
     flipped = ref_p.clone()
     flipped[1] = 1.0 + 0.01  # a clear update stepped the wrong way
     assert verdict(flipped) == "returned param: 1 of 3 elements differ from the reference step"
+
+
+def test_a_folder_left_with_only_bytecode_is_not_a_task(tmp_path):
+    """After a task folder is folded into another as a dtype variant, git leaves its __pycache__."""
+    import shutil
+
+    from kbx.tasks.registry import discover, load_task_id
+
+    tasks = tmp_path / "tasks"
+    shutil.copytree(Path(__file__).parents[1] / "tasks" / "Activation", tasks / "Activation")
+    (tasks / "Activation" / "gelu_bf16" / "__pycache__").mkdir(parents=True)
+    assert "Activation/gelu_bf16" in discover(str(tasks))
+    assert load_task_id(tasks, "Activation/gelu_bf16").id == "Activation/gelu_bf16"

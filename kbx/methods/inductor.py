@@ -19,12 +19,13 @@ from kbx.tasks.spec import TaskInfo
 
 TEMPLATE = '''\
 """torch.compile (Inductor, mode={mode!r}) of the PyTorch reference of {task_id}."""
+import sys
 import types
 
 import torch
 
 _TASK_SOURCE = {source!r}
-_task = types.ModuleType("kbx_inductor_task")
+_task = sys.modules["kbx_inductor_task"] = types.ModuleType("kbx_inductor_task")  # Dynamo looks it up
 exec(compile(_TASK_SOURCE, {path!r}, "exec"), _task.__dict__)
 _chosen = next(t for t in [_task.TASK, *getattr(_task, "VARIANTS", [])] if t.entry == {entry!r})  # or a dtype variant
 {entry} = torch.compile(_chosen.reference, mode={mode!r}, dynamic=False)

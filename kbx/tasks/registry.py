@@ -60,12 +60,20 @@ def discover(tasks_dir: str | None = None) -> dict[str, TaskInfo]:
         if category_dir.name not in CATEGORIES:
             raise TaskError(f"{category_dir}: unknown category {category_dir.name!r}; valid: {', '.join(CATEGORIES)}")
         for task_dir in sorted(p for p in category_dir.iterdir() if not p.name.startswith((".", "_"))):
+            if only_bytecode(task_dir):
+                continue  # a folder git left behind (a task folded into another keeps its bytecode cache)
             for info in load_folder(task_dir, category_dir.name):
                 if info.id.lower() in seen_lower:
                     raise TaskError(f"{task_dir}: duplicate task id {info.id!r} (also {seen_lower[info.id.lower()]})")
                 seen_lower[info.id.lower()] = info.id
                 found[info.id] = info
     return dict(sorted(found.items()))
+
+
+def only_bytecode(folder: Path) -> bool:
+    """A folder holding nothing but Python's bytecode cache: what git leaves of a removed task
+    folder (one folded into another as a dtype variant), never a task."""
+    return folder.is_dir() and all(p.name == "__pycache__" for p in folder.iterdir())
 
 
 def load_task_id(tasks_dir: str | Path, task_id: str) -> TaskInfo:
@@ -76,7 +84,7 @@ def load_task_id(tasks_dir: str | Path, task_id: str) -> TaskInfo:
     """
     category, _, stem = task_id.partition("/")
     folder = Path(tasks_dir) / category / stem
-    if not folder.is_dir() and "_" in stem:
+    if (not folder.is_dir() or only_bytecode(folder)) and "_" in stem:
         folder = folder.with_name(stem.rsplit("_", 1)[0])
     for info in load_folder(folder, category):
         if info.id == task_id:
