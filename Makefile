@@ -67,7 +67,7 @@ services-status:
 	scripts/services.sh status
 
 ui: setup
-	$(PY) -m mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --port 5000
+	$(PY) -m kbx.ui --experiment $(or $(EXPERIMENT),kbx) --port 5000
 
 # Needs only a Python with pip and internet (no .venv): pip downloads for the target, not for this machine.
 wheelhouse:

@@ -1,7 +1,8 @@
 """A synthetic kbx store of many task runs, and the time the report takes over it.
 
-The store follows kbx's tracking contract exactly (parent job runs, child task runs, one step per
-round, best-so-far metrics). Logging 10,000 runs through MlflowClient costs ~40-60 ms a run on
+The store follows kbx's tracking contract exactly (job runs in the experiment, task runs in its
+companion `<experiment>-tasks` naming their job, one step per round, best-so-far metrics under the
+plain names and each round's own attempt under `round_`). Logging 10,000 runs through MlflowClient costs ~40-60 ms a run on
 sqlite (create_run + log_batch + set_terminated, each its own transaction), about ten minutes;
 so by default the rows go in through MLflow's own SQLAlchemy models in one transaction, and
 `via_client=True` takes the slow, API-only path (the tests check both give the same frame).
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kbx.mlflow_ui import tasks_experiment
 
 METHODS = ("oneshot", "refine", "geak", "kernelagent", "stark")
 HARDWARE = ("h100", "h200", "a100", "rtx4090")
@@ -65,6 +67,20 @@ def synthetic_runs(n_task_runs: int, seed: int = BENCH_SEED) -> list[FakeRun]:
     return runs
 
 
+def task_runs(parent_id: str, method: str, hardware: str, tasks: list[tuple[str, str]], seed: int) -> list[FakeRun]:
+    """The task runs of a job run already in the store (kbx.tracking's, say), one per (task id, category)."""
+    rng = np.random.default_rng(seed)
+    return [_task(parent_id, method, hardware, task, category, 0.0, rng) for task, category in tasks]
+
+
+def insert(tracking_uri: str, experiment_id: str, runs: list[FakeRun]) -> None:
+    """Add `runs` to an existing experiment in one transaction (see `fill`)."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=tracking_uri)
+    _fill_sql(client._tracking_client.store, {run.run_id: experiment_id for run in runs}, runs)
+
+
 def _job(method: str, hardware: str, rng) -> FakeRun:
     params = {"method": method, "category": "all", "hardware": hardware, "gpu_name": hardware.upper(),
               "device": "cuda", "iteration": ROUNDS, "config_hash": "bench", "kbx_version": "0.1.0",
@@ -80,15 +96,15 @@ def _task(parent: str, method: str, hardware: str, task: str, category: str, log
         gain = k * ROUND_LOGIT_GAIN
         compiled = float(rng.random() < _sigmoid(logit + gain + COMPILE_LOGIT_BONUS))
         correct = float(compiled and rng.random() < _sigmoid(logit + gain))
-        values = {"compiled": compiled, "correct": correct, "attempts": 1.0}
+        values = {"compiled": compiled, "correct": correct}
         if correct:
             speedup = float(math.exp(rng.normal(0, SPEEDUP_LOG_SD)))
             values.update(speedup=speedup, runtime_ms=BASELINE_MS / speedup, baseline_ms=BASELINE_MS)
         if (correct, values.get("speedup", 0.0)) > (best["correct"], _zero_nan(best["speedup"])):
             best = {"compiled": compiled, "correct": correct, "speedup": values.get("speedup", math.nan)}
         best["compiled"] = max(best["compiled"], compiled)
-        values.update({f"best_{key}": v for key, v in best.items() if not math.isnan(v)})
-        metrics += [(key, v, k) for key, v in values.items()]
+        metrics += [(f"round_{key}", v, k) for key, v in values.items()] + [("attempts", 1.0, k)]
+        metrics += [(key, v, k) for key, v in best.items() if not math.isnan(v)]
     params = {"task": task, "category": category, "task_version": 1, "method": method, "hardware": hardware}
     tags = {"mlflow.parentRunId": parent, "kbx.role": "task", "kbx.method": method,
             "kbx.status": "ok" if best["correct"] else "mismatch"}  # fmt: skip
@@ -104,24 +120,27 @@ def _zero_nan(x: float) -> float:
 
 
 def fill(tracking_uri: str, experiment: str, runs: list[FakeRun], via_client: bool = False) -> str:
-    """Create `experiment` and log `runs` into it; returns the experiment id."""
+    """Create `experiment` and its tasks experiment, log `runs` into them; returns the jobs experiment's id."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=tracking_uri)
     experiment_id = client.create_experiment(experiment)
+    tasks_id = client.create_experiment(tasks_experiment(experiment))
+    where = {run.run_id: tasks_id if run.tags.get("kbx.role") == "task" else experiment_id for run in runs}
     if via_client:
-        _fill_client(client, experiment_id, runs)
+        _fill_client(client, where, runs)
     else:
-        _fill_sql(client._tracking_client.store, experiment_id, runs)
+        _fill_sql(client._tracking_client.store, where, runs)
     return experiment_id
 
 
-def _fill_client(client, experiment_id: str, runs: list[FakeRun]) -> None:
+def _fill_client(client, where: dict[str, str], runs: list[FakeRun]) -> None:
+    """`where`: each run's experiment id, by the run's id in `runs`."""
     from mlflow.entities import Metric, Param
 
     now = int(time.time() * 1000)
     for run in runs:
-        run_id = client.create_run(experiment_id, run_name=run.name, tags=run.tags).info.run_id
+        run_id = client.create_run(where[run.run_id], run_name=run.name, tags=run.tags).info.run_id
         run.run_id, old = run_id, run.run_id
         for other in runs:  # children name their parent by id, which create_run has just chosen
             if other.tags.get("mlflow.parentRunId") == old:
@@ -131,14 +150,15 @@ def _fill_client(client, experiment_id: str, runs: list[FakeRun]) -> None:
         client.set_terminated(run_id, "FINISHED")
 
 
-def _fill_sql(store, experiment_id: str, runs: list[FakeRun]) -> None:
+def _fill_sql(store, where: dict[str, str], runs: list[FakeRun]) -> None:
     """Insert runs, params, tags, metrics and latest metrics as MLflow's SQL store lays them out."""
     from mlflow.store.tracking.dbmodels.models import SqlLatestMetric, SqlMetric, SqlParam, SqlRun, SqlTag
 
     now = int(time.time() * 1000)
-    artifact_root = store.get_experiment(experiment_id).artifact_location
+    roots = {i: store.get_experiment(i).artifact_location for i in set(where.values())}
     tables = {SqlRun: [], SqlParam: [], SqlTag: [], SqlMetric: [], SqlLatestMetric: []}
     for run in runs:
+        experiment_id, artifact_root = where[run.run_id], roots[where[run.run_id]]
         tables[SqlRun].append({"run_uuid": run.run_id, "name": run.name, "source_type": "LOCAL", "source_name": "",
                                "entry_point_name": "", "user_id": "bench", "status": "FINISHED", "start_time": now,
                                "end_time": now, "source_version": "", "lifecycle_stage": "active",

@@ -111,12 +111,12 @@ def trajectory(frame: pd.DataFrame, by=GROUP) -> pd.DataFrame:
     rows = []
     for key, g in frame.groupby([*by, "round"], observed=True):
         tried = g[g["attempts"] > 0]
-        s = g["best_speedup"].where(g["best_correct"] > 0).dropna()
+        s = g["speedup"].where(g["correct"] > 0).dropna()
         rows.append({**dict(zip([*by, "round"], key, strict=True)), "runs": len(g), "attempted": len(tried),
-                     "compile_rate": g["best_compiled"].fillna(0).mean(),
-                     "correct_rate": g["best_correct"].fillna(0).mean(),
-                     "round_compile_rate": tried["compiled"].mean() if len(tried) else np.nan,
-                     "round_correct_rate": tried["correct"].mean() if len(tried) else np.nan,
+                     "compile_rate": g["compiled"].fillna(0).mean(),
+                     "correct_rate": g["correct"].fillna(0).mean(),
+                     "round_compile_rate": tried["round_compiled"].mean() if len(tried) else np.nan,
+                     "round_correct_rate": tried["round_correct"].mean() if len(tried) else np.nan,
                      "timed": len(s), "mean_speedup": s.mean() if len(s) else np.nan,
                      "geomean_speedup": float(np.exp(np.log(s[s > 0]).mean())) if (s > 0).any() else np.nan})  # fmt: skip
     return pd.DataFrame(rows)
@@ -129,14 +129,14 @@ def transition_kinds(frame: pd.DataFrame, by=GROUP) -> pd.DataFrame:
     without one (a method that first tried the task at k, or stored predictions lacking the early
     rounds) was never failing a kernel of its own, only missing one.
     """
-    cols = ["run_id", "round", "best_correct", "best_speedup"]
+    cols = ["run_id", "round", "correct", "speedup"]
     now = frame[[*by, *cols]].copy()
-    before = frame[["run_id", "round", "best_correct", "attempts"]].sort_values(["run_id", "round"], kind="stable")
+    before = frame[["run_id", "round", "correct", "attempts"]].sort_values(["run_id", "round"], kind="stable")
     before = before.assign(tried_before=before.groupby("run_id")["attempts"].cumsum() > 0, round=before["round"] + 1)
-    before = before.drop(columns="attempts").rename(columns={"best_correct": "was_correct"})
+    before = before.drop(columns="attempts").rename(columns={"correct": "was_correct"})
     joined = now.merge(before, on=["run_id", "round"], how="inner")
-    joined["kind"] = np.select([(joined["was_correct"] > 0) & (joined["best_correct"] > 0),
-                                ~(joined["was_correct"] > 0) & (joined["best_correct"] > 0)],
+    joined["kind"] = np.select([(joined["was_correct"] > 0) & (joined["correct"] > 0),
+                                ~(joined["was_correct"] > 0) & (joined["correct"] > 0)],
                                ["persistent", "rescued"], "other")  # fmt: skip
     return joined
 
@@ -154,7 +154,7 @@ def transitions(frame: pd.DataFrame, by=GROUP) -> pd.DataFrame:
         row["transition"] = f"{row['round'] - 1}->{row['round']}"
         for kind in ("rescued", "persistent"):
             part = g[g["kind"] == kind]
-            s = part["best_speedup"].dropna()
+            s = part["speedup"].dropna()
             row.update({kind: len(part), f"{kind}_timed": len(s), f"{kind}_mean_speedup": s.mean() if len(s) else np.nan})
             if kind == "rescued":
                 row["rescued_untried_before"] = int((~part["tried_before"]).sum())

@@ -138,13 +138,14 @@ class Job:
             summary = summarize(results)
             text = table(results)
             records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)
-            if self.llm is not None:
-                summary.update(llm_totals(results))
+            llm = llm_totals(results) if self.llm is not None else {}
             tracker.finish_parent(parent, summary, {"config.yaml": self.resolved_yaml(),
-                                                    "records.jsonl": records + "\n", "summary.txt": text + "\n"})  # fmt: skip
+                                                    "records.jsonl": records + "\n", "summary.txt": text + "\n"},
+                                  extra=llm)  # fmt: skip
             status = "FINISHED"
             print(text)
-            return summary
+            print(f"Compare the jobs in the MLflow UI{_ui_hint(tracker.uri)}: {tracker.jobs_url()}")
+            return {**summary, **llm}
         finally:
             if status != "FINISHED":
                 tracker.client.set_terminated(parent, "FAILED")
@@ -207,7 +208,10 @@ class Job:
                            expect_gpu="" if force else self.hardware.nvml_match)  # fmt: skip
 
     def run_name(self) -> str:
-        return f"{self.cfg.method.name}-{self.cfg.category.name}-{self.hardware.name}"
+        """method x category x hardware x iterations, as the jobs table lists them."""
+        rounds = int(self.cfg.iteration.rounds)
+        return f"{self.cfg.method.name} | {self.cfg.category.name} | {self.hardware.name} | {rounds} round" + (
+            "s" if rounds > 1 else "")
 
     def params(self) -> dict:
         import torch
@@ -345,6 +349,11 @@ def suite_version(tasks: dict[str, TaskInfo]) -> str:
     """A short hash of every task id and version: runs with equal suite_version judged the same tasks."""
     text = "\n".join(f"{t.id}@{t.spec.version}" for t in tasks.values())
     return f"{len(tasks)}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+
+
+def _ui_hint(tracking_uri: str) -> str:
+    """How to open the UI: a server is already up; a database needs `make ui` (or `mlflow ui`) first."""
+    return "" if tracking_uri.startswith(("http://", "https://")) else " (start it with `make ui`)"
 
 
 def _record_line(round_index: int, record) -> str:

@@ -1,4 +1,10 @@
-"""MLflow tracking: one parent run per job, one child run per task, one step per round.
+"""MLflow tracking: one job run per job, one task run per task, one step per round.
+
+Job runs go to the named experiment, task runs to its companion `<experiment>-tasks`, linked to
+their job by the tag `mlflow.parentRunId` and by a link in the job's description (kbx.mlflow_ui
+says why and what the UI shows). A task run's `correct`, `compiled`, `speedup`, `runtime_ms` and
+`baseline_ms` are what the method ships for the task by that round (its best attempt so far);
+the round's own attempt is the series `round_correct`, `round_compiled`, ...
 
 Uses `MlflowClient` with explicit run ids (no fluent global state), batched logging, and an
 embedded sqlite store under `mlruns/` unless `MLFLOW_TRACKING_URI` (or `tracking_uri`) says
@@ -26,7 +32,7 @@ import socket
 import time
 from pathlib import Path
 
-from kbx import roofline
+from kbx import mlflow_ui, roofline
 from kbx import telemetry as telemetry_names
 from kbx.eval.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.eval.sandbox_env import redact
@@ -43,6 +49,8 @@ RESULT_FILE = "result.json"  # in each task's child run: what a resumed job read
 UNFINISHED = ("RUNNING", "FAILED", "KILLED", "SCHEDULED")
 RETRY_ENV = "KBX_TRACKING_RETRY_S"
 RETRY_DEFAULT_S = 120.0
+METRICS_PER_BATCH = 900  # MLflow accepts at most 1000 metrics in one batch
+ROUND_PREFIX = "round_"  # a task run's series of each round's own attempt (the plain names: best so far)
 
 
 def default_tracking_uri(root: Path) -> str:
@@ -71,6 +79,24 @@ class Tracker:
         with _sqlite_init_lock(tracking_uri):  # the client creates a new store's tables
             self.client = Retrying(MlflowClient(tracking_uri=tracking_uri), retry_s)  # waits out a store outage
             self.experiment_id = self._experiment(experiment)
+            self.tasks_experiment_id = self._experiment(mlflow_ui.tasks_experiment(experiment))
+        self.experiment = experiment
+        self._tag_experiments()
+
+    def _tag_experiments(self) -> None:
+        """What the MLflow UI reads: model development, the jobs view, and each experiment's description
+        (written once: a user's edit of it stays)."""
+        for experiment_id, other_id, is_tasks in ((self.experiment_id, self.tasks_experiment_id, False),
+                                                  (self.tasks_experiment_id, self.experiment_id, True)):  # fmt: skip
+            tags = mlflow_ui.experiment_tags()
+            if mlflow_ui.NOTE_TAG not in self.client.get_experiment(experiment_id).tags:
+                tags[mlflow_ui.NOTE_TAG] = mlflow_ui.experiment_note(self.experiment, other_id, is_tasks)
+            for key, value in tags.items():
+                self.client.set_experiment_tag(experiment_id, key, value)
+
+    def jobs_url(self) -> str:
+        """Where the UI shows this experiment's jobs side by side."""
+        return mlflow_ui.runs_url(self.uri, self.experiment_id)
 
     def _experiment(self, name: str) -> str:
         """The experiment's id, created if new; another job creating it at the same moment is no error."""
@@ -89,8 +115,18 @@ class Tracker:
     def start_parent(self, name: str, params: dict, tags: dict) -> str:
         run = self.client.create_run(self.experiment_id, run_name=name,
                                      tags={**tags, "kbx.role": "job", "kbx.driver": driver_id()})  # fmt: skip
-        self._params(run.info.run_id, params)
-        return run.info.run_id
+        run_id = run.info.run_id
+        self._params(run_id, params)
+        self.client.set_tag(run_id, mlflow_ui.NOTE_TAG, mlflow_ui.job_note(self.tasks_experiment_id, run_id,
+                                                                           int(params.get("n_tasks", 0))))  # fmt: skip
+        for key, value in mlflow_ui.tasks_experiment_tags(run_id).items():
+            self.client.set_experiment_tag(self.tasks_experiment_id, key, value)
+        return run_id
+
+    def _task_runs(self, parent_id: str) -> list:
+        """The job's task runs, in the companion experiment."""
+        return self.client.search_runs([self.tasks_experiment_id], max_results=5000,
+                                       filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'")  # fmt: skip
 
     def find_resumable(self, params: dict, tags: dict | None = None) -> str | None:
         """The job run to resume: the latest job run of this experiment with the same `config_hash`
@@ -124,8 +160,7 @@ class Tracker:
         """Task id -> result, read back from the job's FINISHED child runs; every other child run
         (unfinished: its driver died while logging it; or a duplicate) is deleted, so its task is redone."""
         by_id = {t.id: t for t in tasks}
-        children = self.client.search_runs([self.experiment_id], max_results=5000,
-                                           filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'")  # fmt: skip
+        children = self._task_runs(parent_id)
         done: dict[str, TaskResult] = {}
         for child in sorted(children, key=lambda r: r.info.start_time):
             task = by_id.get(child.data.params.get("task", ""))
@@ -142,8 +177,7 @@ class Tracker:
     def drop_unfinished_children(self, parent_id: str) -> None:
         """Delete the job's child runs that are not FINISHED: strays of a create_run that reached the
         store but whose answer was lost (and was retried) during an outage."""
-        for child in self.client.search_runs([self.experiment_id], max_results=5000,
-                                             filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'"):  # fmt: skip
+        for child in self._task_runs(parent_id):
             if child.info.status != "FINISHED":
                 log.info("deleting stray child run %s (%s)", child.info.run_id, child.info.run_name)
                 self.client.delete_run(child.info.run_id)
@@ -166,63 +200,62 @@ class Tracker:
 
     def log_task(self, parent_id: str, result: TaskResult, method: str, hardware: Hardware,
                  tags: dict | None = None) -> str:
-        """A child run for one task: params, per-round metrics, every attempt's source and record,
-        and for the shipped attempt, GPU telemetry and roofline figures of its largest perf shape."""
-        task = result.task
-        run = self.client.create_run(
-            self.experiment_id,
-            run_name=task.id,
-            tags={"mlflow.parentRunId": parent_id, "kbx.role": "task", "kbx.method": method, **(tags or {})},
-        )
-        run_id = run.info.run_id
-        self._params(run_id, {"task": task.id, "category": task.category, "task_version": task.spec.version,
-                              "method": method, "hardware": hardware.name})  # fmt: skip
+        """A task run: params, per-round metrics, every attempt's source and record, and for the
+        shipped attempt, GPU telemetry and roofline figures of its largest perf shape.
+
+        Four tracking calls a task (create, one batch of params and metrics, one upload of every
+        file, terminate): each call is a store transaction, and a job logs 184 of these."""
+        task, best = result.task, result.best()
+        run_tags = {"mlflow.parentRunId": parent_id, "kbx.role": "task", "kbx.method": method,
+                    "kbx.status": best.status.value, **(tags or {})}  # fmt: skip
         metrics = []
         for k in result.rounds():
-            metrics += _round_metrics(result.best(only=k), step=k, prefix="")
-            metrics += _round_metrics(result.best(until=k), step=k, prefix="best_")
+            metrics += _round_metrics(result.best(until=k), step=k, prefix="")  # what the method ships by round k
+            metrics += _round_metrics(result.best(only=k), step=k, prefix=ROUND_PREFIX)  # round k's own attempt
             metrics.append(_metric("attempts", len([j for j in result.judged if j.round == k]), k))
         metrics += _llm_metrics(result.calls)
-        self._metrics(run_id, metrics)
-        for j in result.judged:
-            stem = _safe(j.record.label or f"round{j.round}")
-            self._text(run_id, j.code, f"attempts/{stem}.py")
-            self._text(run_id, json.dumps(j.record.to_dict(), indent=1), f"attempts/{stem}.json")
-        for i, logged in enumerate(result.calls):
-            c = logged.call
-            entry = {"round": logged.round, "role": c.role, "sample": c.sample, "cached": c.cached, "error": c.error,
-                     "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
-                     "cost_usd": None if math.isnan(c.cost_usd) else c.cost_usd, "latency_s": c.latency_s,
-                     "cache_key": c.key, "messages": list(c.messages), "response": c.text}  # fmt: skip
-            self._text(run_id, json.dumps(entry, indent=1), f"llm/round{logged.round}_{i:03d}_{_safe(c.role)}.json")
-        best = result.best()
         if best.shapes:
             largest = best.shapes[-1]
             figures = roofline.classify(largest, hardware, task.spec.dtypes)
-            self.client.set_tag(run_id, "kbx.roofline", figures.pop("roofline"))
+            run_tags["kbx.roofline"] = figures.pop("roofline")
             telemetry = telemetry_names.mlflow_names({k: getattr(largest, k) for k in TELEMETRY_FIELDS})
             values = {**telemetry, **figures, "tflops": largest.tflops, "gbps": largest.gbps,
                       "first_call_ms": largest.first_call_ms}  # fmt: skip
-            self._metrics(run_id, [_metric(k, v, 0) for k, v in values.items() if not math.isnan(v)])
+            metrics += [_metric(k, v, 0) for k, v in values.items() if not math.isnan(v)]
             if largest.telemetry:
-                self.client.set_tag(run_id, "kbx.telemetry", largest.telemetry)
+                run_tags["kbx.telemetry"] = largest.telemetry
             elif not math.isnan(largest.throttle_reasons):
-                self.client.set_tag(run_id, "kbx.gpu_throttle", telemetry_names.throttle_names(int(largest.throttle_reasons)))
-        self.client.set_tag(run_id, "kbx.status", best.status.value)
-        saved = {"judged": [{"round": j.round, "record": j.record.to_dict()} for j in result.judged],
-                 "calls": [_call_dict(c) for c in result.calls]}  # fmt: skip
-        self._text(run_id, json.dumps(saved), RESULT_FILE)
-        self.client.set_terminated(run_id, "FINISHED")  # last: a FINISHED child run is whole
+                run_tags["kbx.gpu_throttle"] = telemetry_names.throttle_names(int(largest.throttle_reasons))
+        run_id = self.client.create_run(self.tasks_experiment_id, run_name=task.id, tags=run_tags).info.run_id
+        params = {"task": task.id, "category": task.category, "task_version": task.spec.version, "method": method,
+                  "hardware": hardware.name}  # fmt: skip
+        self._batch(run_id, params, metrics)
+        self._files(run_id, _task_files(result))
+        self.client.set_terminated(run_id, "FINISHED")  # last: a FINISHED task run is whole
         return run_id
 
-    def finish_parent(self, run_id: str, summary: dict, artifacts: dict[str, str], status: str = "FINISHED") -> None:
-        self._metrics(run_id, [_metric(k, v, 0) for k, v in summary.items() if not math.isnan(v)])
+    def finish_parent(self, run_id: str, summary: dict, artifacts: dict[str, str], status: str = "FINISHED",
+                      extra: dict | None = None) -> None:
+        """`summary` (kbx.summary's figures) goes under the headline prefix, `extra` (LLM totals) as named."""
+        values = {**mlflow_ui.headline(summary), **(extra or {})}
+        self._metrics(run_id, [_metric(k, v, 0) for k, v in values.items() if not math.isnan(v)])
         for path, text in artifacts.items():
             self._text(run_id, text, path)
         self.client.set_terminated(run_id, status)
 
     def _text(self, run_id: str, text: str, path: str) -> None:
         self.client.log_text(run_id, redact(text, self.secrets), path)
+
+    def _files(self, run_id: str, files: dict[str, str]) -> None:
+        """Text files (path -> text), redacted, uploaded as one directory: one call, not one a file."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="kbx-artifacts-") as tmp:
+            for path, text in files.items():
+                target = Path(tmp) / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(redact(text, self.secrets))
+            self.client.log_artifacts(run_id, tmp)
 
     def log_params(self, run_id: str, params: dict) -> None:
         self._params(run_id, params)
@@ -242,8 +275,18 @@ class Tracker:
         self.client.log_batch(run_id, params=[Param(k, str(v)) for k, v in params.items()])
 
     def _metrics(self, run_id: str, metrics: list) -> None:
-        for i in range(0, len(metrics), 900):  # MLflow accepts at most 1000 metrics per batch
-            self.client.log_batch(run_id, metrics=metrics[i : i + 900])
+        self._batch(run_id, {}, metrics)
+
+    def _batch(self, run_id: str, params: dict, metrics: list) -> None:
+        """Params and metrics in as few calls as MLflow's batch limits allow (the params go with the first)."""
+        from mlflow.entities import Param
+
+        first = [Param(k, str(v)) for k, v in params.items()]
+        for i in range(0, max(len(metrics), 1), METRICS_PER_BATCH):
+            chunk = metrics[i : i + METRICS_PER_BATCH]
+            if chunk or first:
+                self.client.log_batch(run_id, metrics=chunk, params=first)
+            first = []
 
 
 @contextlib.contextmanager
@@ -260,6 +303,26 @@ def _sqlite_init_lock(tracking_uri: str):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _task_files(result: TaskResult) -> dict[str, str]:
+    """A task run's files: each attempt's source and record, each LLM call, and result.json (what resume reads)."""
+    files = {}
+    for j in result.judged:
+        stem = _safe(j.record.label or f"round{j.round}")
+        files[f"attempts/{stem}.py"] = j.code
+        files[f"attempts/{stem}.json"] = json.dumps(j.record.to_dict(), indent=1)
+    for i, logged in enumerate(result.calls):
+        c = logged.call
+        entry = {"round": logged.round, "role": c.role, "sample": c.sample, "cached": c.cached, "error": c.error,
+                 "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
+                 "cost_usd": None if math.isnan(c.cost_usd) else c.cost_usd, "latency_s": c.latency_s,
+                 "cache_key": c.key, "messages": list(c.messages), "response": c.text}  # fmt: skip
+        files[f"llm/round{logged.round}_{i:03d}_{_safe(c.role)}.json"] = json.dumps(entry, indent=1)
+    saved = {"judged": [{"round": j.round, "record": j.record.to_dict()} for j in result.judged],
+             "calls": [_call_dict(c) for c in result.calls]}  # fmt: skip
+    files[RESULT_FILE] = json.dumps(saved)
+    return files
 
 
 def _round_metrics(record: EvalRecord, step: int, prefix: str) -> list:

@@ -136,7 +136,7 @@ def test_deviance_json_agrees_with_an_independent_fit(store):
     _, out, _ = store
     dev = json.loads((out / "deviance.json").read_text())
     runs = pd.read_csv(out / "runs.csv")
-    final = runs[runs["final"]].assign(correct=lambda d: d["best_correct"].fillna(0))
+    final = runs[runs["final"]].assign(correct=lambda d: d["correct"].fillna(0))  # best so far, as shipped
     assert dev["n"] == len(final) == 2 * len(PLAN)
 
     def explained(formula: str) -> float:
@@ -231,7 +231,8 @@ def corpus(tmp_path_factory) -> CorpusRun:
 
 
 def direct(run: CorpusRun) -> pd.DataFrame:
-    """Per task x round, from runs.csv's own per-round columns (not its best_* columns, nor analysis.tables).
+    """Per task x round, from runs.csv's round_* columns (each round's own attempt; not the best-so-far
+    columns, nor analysis.tables).
 
     tried: the task had an attempt that round; compiled/correct: that attempt's verdict; ever_*: any
     attempt up to and including that round; tried_before: any attempt in an earlier round.
@@ -241,7 +242,7 @@ def direct(run: CorpusRun) -> pd.DataFrame:
     out = runs[["task", "round"]].copy()
     out["tried"] = runs["attempts"].to_numpy() > 0
     for key in ("compiled", "correct"):
-        out[key] = out["tried"] & (runs[key].fillna(0).to_numpy() > 0)
+        out[key] = out["tried"] & (runs[f"round_{key}"].fillna(0).to_numpy() > 0)
         out[f"ever_{key}"] = out.groupby("task")[key].cummax()
     out["tried_before"] = out.groupby("task")["tried"].transform(lambda s: s.shift(fill_value=False).cummax())
     return out.reset_index(drop=True)

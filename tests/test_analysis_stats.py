@@ -150,10 +150,10 @@ def test_category_tables_flag_failing_everywhere_and_empty_cells():
 
 
 def per_round(rows: list[tuple]) -> pd.DataFrame:
-    """(run, round, best_correct, best_speedup) rows for one method on one GPU."""
-    frame = pd.DataFrame(rows, columns=["run_id", "round", "best_correct", "best_speedup"])
-    return frame.assign(method="m", hardware="h100", best_compiled=1.0, attempts=1.0, compiled=1.0,
-                        correct=frame["best_correct"])  # fmt: skip
+    """(run, round, correct, speedup) rows (best so far) for one method on one GPU."""
+    frame = pd.DataFrame(rows, columns=["run_id", "round", "correct", "speedup"])
+    return frame.assign(method="m", hardware="h100", compiled=1.0, attempts=1.0, round_compiled=1.0,
+                        round_correct=frame["correct"])  # fmt: skip
 
 
 def test_trajectory_and_rescued_versus_persistent():
@@ -184,8 +184,8 @@ def late_start_frame() -> pd.DataFrame:
                 best = [max(best[0], attempt[0]), max(best[1], attempt[1])]
             compiled, correct = attempt or (np.nan, np.nan)
             rows.append({"run_id": run, "job_run_id": "job1", "method": "geak", "hardware": "cpu", "round": k,
-                         "attempts": 1.0 if attempt else 0.0, "compiled": compiled, "correct": correct,
-                         "best_compiled": best[0], "best_correct": best[1], "best_speedup": np.nan})  # fmt: skip
+                         "attempts": 1.0 if attempt else 0.0, "round_compiled": compiled, "round_correct": correct,
+                         "compiled": best[0], "correct": best[1], "speedup": np.nan})  # fmt: skip
     return pd.DataFrame(rows)
 
 

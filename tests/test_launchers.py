@@ -48,9 +48,9 @@ def test_submitit_local_multirun_runs_jobs_as_subprocesses(kbx_cli, tmp_path):
     import mlflow
 
     mlflow.set_tracking_uri(uri)
-    runs = mlflow.search_runs(experiment_names=["submitit"])
+    runs = mlflow.search_runs(experiment_names=["submitit", "submitit-tasks"])
     jobs = runs[runs["tags.kbx.role"] == "job"]
-    assert len(jobs) == 2 and (jobs["status"] == "FINISHED").all() and (jobs["metrics.correct_rate"] == 1.0).all()
+    assert len(jobs) == 2 and (jobs["status"] == "FINISHED").all() and (jobs["metrics.suite/correct_rate"] == 1.0).all()
     assert sorted(runs[runs["tags.kbx.role"] == "task"]["params.task"]) == ["Activation/relu", "Activation/selu"]
     assert len(set(jobs["tags.kbx.driver"])) == 2  # a process per job (the basic launcher runs both in one)
 

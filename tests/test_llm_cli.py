@@ -25,17 +25,17 @@ def test_oneshot_and_iterative_against_a_scripted_server(kbx_cli, tmp_path):
     assert sum(ERROR_MARK in p and "Evaluation:" in p for p in prompts) >= 1  # the error was fed back
 
     mlflow.set_tracking_uri(uri)
-    runs = mlflow.search_runs(experiment_names=["llmcli"])
+    runs = mlflow.search_runs(experiment_names=["llmcli", "llmcli-tasks"])
     tasks = runs[runs["tags.kbx.role"] == "task"].set_index("tags.kbx.method")
     assert tasks.loc["oneshot", "metrics.correct"] == 0.0  # the broken first answer, never fixed
-    assert tasks.loc["iterative", "metrics.best_correct"] == 1.0  # fixed once the error came back
+    assert tasks.loc["iterative", "metrics.correct"] == 1.0  # fixed once the error came back, and shipped
     assert tasks.loc["iterative", "metrics.llm_calls"] == 1.0 and tasks.loc["iterative", "metrics.prompt_tokens"] > 0
     client = mlflow.tracking.MlflowClient(uri)
     steps = {name: [(m.step, m.value) for m in sorted(client.get_metric_history(tasks.loc["iterative", "run_id"], name),
-                                                       key=lambda m: m.step)] for name in ("correct", "best_correct")}  # fmt: skip
+                                                       key=lambda m: m.step)] for name in ("round_correct", "correct")}  # fmt: skip
     # round 2 sees only the (correct) round-1 kernel, so the script answers with the broken one again;
-    # the shipped kernel stays the correct one
-    assert steps == {"correct": [(0, 0.0), (1, 1.0), (2, 0.0)], "best_correct": [(0, 0.0), (1, 1.0), (2, 1.0)]}
+    # the shipped kernel stays the correct one: `correct` is what the method ships, `round_correct` each round's own
+    assert steps == {"round_correct": [(0, 0.0), (1, 1.0), (2, 0.0)], "correct": [(0, 0.0), (1, 1.0), (2, 1.0)]}
     jobs = runs[runs["tags.kbx.role"] == "job"]
     assert set(jobs["params.llm_model"]) == {"openai/x"} and (jobs["metrics.llm_calls"] > 0).all()
 
@@ -60,11 +60,11 @@ def test_agent_methods_from_the_cli_log_calls_per_role(kbx_cli, tmp_path):
         )  # fmt: skip
     assert code == 0, err[-3000:]
     mlflow.set_tracking_uri(uri)
-    runs = mlflow.search_runs(experiment_names=["agents"])
+    runs = mlflow.search_runs(experiment_names=["agents", "agents-tasks"])
     tasks = runs[runs["tags.kbx.role"] == "task"].set_index("tags.kbx.method")
     # GEAK and KernelAgent fixed the broken first kernels from the fed-back error (STARK's epsilon-greedy
     # choice at round 1 may explore the root instead of debugging: tests/test_agents.py pins epsilon)
-    assert (tasks.loc[["geak", "kernelagent"], "metrics.best_correct"] == 1.0).all()
+    assert (tasks.loc[["geak", "kernelagent"], "metrics.correct"] == 1.0).all()
     assert tasks.loc["geak", "metrics.llm_calls_reflector"] == 4.0  # round 1: one reflection per candidate
     assert tasks.loc["kernelagent", "metrics.llm_calls_test_writer"] == 1.0  # round 0: the test call
     assert tasks.loc["stark", "metrics.llm_calls_planner"] == 1.0 and tasks.loc["stark", "metrics.attempts"] >= 1

@@ -219,8 +219,8 @@ def test_cli_with_the_ray_backend(kbx_cli, tmp_path):
     import mlflow
 
     mlflow.set_tracking_uri(uri)
-    runs = mlflow.search_runs(experiment_names=["ray"])
+    runs = mlflow.search_runs(experiment_names=["ray", "ray-tasks"])
     job = runs[runs["tags.kbx.role"] == "job"].iloc[0]
     tasks = runs[runs["tags.kbx.role"] == "task"]
-    assert job["tags.kbx.eval_backend"] == "ray" and job["metrics.correct_rate"] == 1.0
+    assert job["tags.kbx.eval_backend"] == "ray" and job["metrics.suite/correct_rate"] == 1.0
     assert sorted(tasks["params.task"]) == ["Activation/relu", "Activation/selu"] and (tasks["metrics.correct"] == 1).all()

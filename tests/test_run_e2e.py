@@ -35,7 +35,7 @@ def read_runs(uri: str, experiment: str):
     import mlflow
 
     mlflow.set_tracking_uri(uri)
-    return mlflow.search_runs(experiment_names=[experiment])
+    return mlflow.search_runs(experiment_names=[experiment, f"{experiment}-tasks"])  # jobs, and their task runs
 
 
 def test_reference_gelu_logs_a_correct_child_run(kbx_cli, tmp_path):
@@ -49,8 +49,12 @@ def test_reference_gelu_logs_a_correct_child_run(kbx_cli, tmp_path):
     parent = runs[runs["tags.kbx.role"] == "job"].iloc[0]
     assert child["metrics.correct"] == 1.0 and child["metrics.compiled"] == 1.0
     assert child["tags.mlflow.parentRunId"] == parent["run_id"]
+    assert child["experiment_id"] != parent["experiment_id"]  # task runs live in the companion experiment
     assert parent["params.method"] == "reference" and parent["params.hardware"] == "cpu"
-    assert parent["metrics.correct_rate"] == 1.0 and parent["metrics.n_tasks"] == 1.0
+    assert parent["metrics.suite/correct_rate"] == 1.0 and parent["metrics.suite/n_tasks"] == 1.0
+    assert parent["tags.mlflow.runName"] == "reference | all | cpu | 1 round"
+    link = f"http://127.0.0.1:5000/#/experiments/{parent['experiment_id']}/runs?workflowType=machine_learning"
+    assert f"Compare the jobs in the MLflow UI (start it with `make ui`): {link}&viewStateShareKey=kbx" in out
     import mlflow
 
     artifacts = [a.path for a in mlflow.tracking.MlflowClient(uri).list_artifacts(child["run_id"], "attempts")]
@@ -78,7 +82,8 @@ def test_multirun_predictions_rounds_and_no_secret_leak(kbx_cli, tmp_path):
     client = mlflow.tracking.MlflowClient(uri)
     child = runs[(runs["params.task"] == "Math/add") & (runs["params.method"] == "predictions")].iloc[0]
     assert [m.value for m in client.get_metric_history(child["run_id"], "compiled")] == [0.0, 1.0]
-    assert [m.value for m in client.get_metric_history(child["run_id"], "best_correct")] == [0.0, 1.0]
+    assert [m.value for m in client.get_metric_history(child["run_id"], "correct")] == [0.0, 1.0]
+    assert [m.value for m in client.get_metric_history(child["run_id"], "round_compiled")] == [0.0, 1.0]
     stored = b"".join(p.read_bytes() for p in Path(tmp_path).rglob("*") if p.is_file())
     assert b"ENV" in stored  # the candidate's printout was captured into its record...
     assert SECRET.encode() not in stored  # ...but the key never reached the worker, the logs or the store

@@ -39,10 +39,10 @@ def client(uri: str):
 
 def job_runs(uri: str):
     c = client(uri)
-    exp = c.get_experiment_by_name("scaling")
-    if exp is None:
+    exps = [c.get_experiment_by_name(name) for name in ("scaling", "scaling-tasks")]  # jobs, and their task runs
+    if None in exps:
         return [], []
-    runs = c.search_runs([exp.experiment_id], max_results=1000)
+    runs = c.search_runs([e.experiment_id for e in exps], max_results=1000)
     jobs = [r for r in runs if r.data.tags.get("kbx.role") == "job"]
     tasks = [r for r in runs if r.data.tags.get("kbx.role") == "task"]
     return jobs, tasks
@@ -66,7 +66,7 @@ def assert_complete(uri: str, tasks: list[str]) -> None:
     assert all(r.info.status == "FINISHED" for r in children)
     assert all(r.data.tags["mlflow.parentRunId"] == parent.info.run_id for r in children)
     assert all(r.data.metrics["correct"] == 1.0 for r in children)
-    assert parent.data.metrics["n_tasks"] == len(tasks) and parent.data.metrics["correct_rate"] == 1.0
+    assert parent.data.metrics["suite/n_tasks"] == len(tasks) and parent.data.metrics["suite/correct_rate"] == 1.0
 
 
 
@@ -118,7 +118,7 @@ def test_resume_reads_back_finished_tasks_and_drops_unfinished_child_runs(tmp_pa
     parent = tracker.start_parent("job", params, {})
     ok = EvalRecord(task=tasks[0].id, task_version=1, status=Status.OK, label="round0/x")
     tracker.log_task(parent, TaskResult(tasks[0], [Judged(0, ok, "x = 1")]), "m", load_profiles()["h100"])
-    half = tracker.client.create_run(tracker.experiment_id, run_name=tasks[1].id,
+    half = tracker.client.create_run(tracker.tasks_experiment_id, run_name=tasks[1].id,
                                      tags={"mlflow.parentRunId": parent, "kbx.role": "task"})  # fmt: skip
     tracker.client.log_batch(half.info.run_id, params=[__import__("mlflow").entities.Param("task", tasks[1].id)])
     tracker.client.set_terminated(parent, "FAILED")

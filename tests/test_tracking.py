@@ -70,3 +70,54 @@ def test_throttle_bitmask_reads_as_words():
     assert throttle_names(0x4 | 0x40) == "sw_power_cap,hw_thermal_slowdown"
     assert throttle_names(0x8 | 0x1000) == "hw_slowdown,other_0x1000"
 
+
+def test_plain_metric_names_are_what_the_method_ships_and_round_names_each_rounds_own(tmp_path):
+    """A correct round-0 kernel followed by a wrong round-1 attempt: `correct` stays 1 (it is what the
+    method ships), `round_correct` shows the round-1 attempt's 0."""
+    task = discover()["Activation/gelu"]
+    fast = EvalRecord(task=task.id, task_version=1, status=Status.OK, label="round0/a", timed=True, speedup=2.0,
+                      runtime_ms=1.0, baseline_ms=2.0)  # fmt: skip
+    wrong = EvalRecord(task=task.id, task_version=1, status=Status.MISMATCH, label="round1/a")
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    tracker = Tracker(uri, "t", tmp_path)
+    result = TaskResult(task, [Judged(0, fast, "a"), Judged(1, wrong, "b")])
+    run_id = tracker.log_task(tracker.start_parent("job", {}, {}), result, "m", H100)
+    client = mlflow.tracking.MlflowClient(uri)
+
+    def series(name: str) -> list[tuple[int, float]]:
+        return sorted((m.step, m.value) for m in client.get_metric_history(run_id, name))
+
+    assert series("correct") == [(0, 1.0), (1, 1.0)] and series("compiled") == [(0, 1.0), (1, 1.0)]
+    assert series("speedup") == [(0, 2.0), (1, 2.0)]
+    assert series("round_correct") == [(0, 1.0), (1, 0.0)] and series("round_speedup") == [(0, 2.0)]
+    assert not any(k.startswith("best_") for k in client.get_run(run_id).data.metrics)
+
+
+def test_jobs_and_task_runs_are_apart_and_linked_for_the_ui(tmp_path):
+    """Job runs in the named experiment, task runs in `<name>-tasks`; the job's description links to a
+    view of its task runs; both experiments are model development; headline metrics share a prefix."""
+    import json
+
+    task = discover()["Math/add"]
+    ok = EvalRecord(task=task.id, task_version=1, status=Status.OK, label="round0/a")
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    tracker = Tracker(uri, "t", tmp_path)
+    parent = tracker.start_parent("m | all | h100 | 1 round", {"n_tasks": 1}, {})
+    child = tracker.log_task(parent, TaskResult(task, [Judged(0, ok, "a")]), "m", H100)
+    tracker.finish_parent(parent, {"correct_rate": 1.0, "geomean_speedup": math.nan}, {}, extra={"llm_calls": 3.0})
+    client = mlflow.tracking.MlflowClient(uri)
+    jobs, tasks = client.get_experiment_by_name("t"), client.get_experiment_by_name("t-tasks")
+    assert client.get_run(child).info.experiment_id == tasks.experiment_id
+    assert client.get_run(parent).info.experiment_id == jobs.experiment_id
+    assert client.get_run(parent).data.metrics == {"suite/correct_rate": 1.0, "llm_calls": 3.0}
+    for experiment in (jobs, tasks):
+        assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    view = json.loads(jobs.tags["mlflow.sharedViewState.kbx"])
+    assert "metrics.`suite/correct_rate`" in view["selectedColumns"]
+    note = client.get_run(parent).data.tags["mlflow.note.content"]
+    assert f"#/experiments/{tasks.experiment_id}/runs?workflowType=machine_learning&viewStateShareKey={parent})" in note
+    job_view = json.loads(tasks.tags[f"mlflow.sharedViewState.{parent}"])
+    found = client.search_runs([tasks.experiment_id], filter_string=job_view["searchFilter"])
+    assert [r.info.run_id for r in found] == [child]
+    assert tracker.jobs_url() == (f"http://127.0.0.1:5000/#/experiments/{jobs.experiment_id}/runs"
+                                  "?workflowType=machine_learning&viewStateShareKey=kbx")  # fmt: skip
