@@ -63,6 +63,6 @@ def test_a_driver_killing_kernel_is_quarantined_and_the_job_finishes(kbx_cli, tm
     runs = mlflow.search_runs(experiment_names=["quarantine"])
     jobs = runs[runs["tags.kbx.role"] == "job"]
     assert len(jobs) == 1 and jobs.iloc[0]["status"] == "FINISHED"
-    assert jobs.iloc[0]["metrics.n_quarantined"] == 1.0 and jobs.iloc[0]["metrics.correct_rate"] == 1.0, out
+    assert jobs.iloc[0]["metrics.suite/n_quarantined"] == 1.0 and jobs.iloc[0]["metrics.suite/correct_rate"] == 1.0, out
     rows = {line.split()[0]: line.split()[1] for line in out.splitlines() if line.startswith(("Math/", "Activation/"))}
     assert rows == {"Activation/zoo_relu_inplace": "ok", "Math/zoo_scale_add": "quarantined"}
