@@ -121,3 +121,14 @@ def test_jobs_and_task_runs_are_apart_and_linked_for_the_ui(tmp_path):
     assert [r.info.run_id for r in found] == [child]
     assert tracker.jobs_url() == (f"http://127.0.0.1:5000/#/experiments/{jobs.experiment_id}/runs"
                                   "?workflowType=machine_learning&viewStateShareKey=kbx")  # fmt: skip
+
+
+def test_make_ui_prints_the_link_to_the_jobs_or_says_there_are_none(tmp_path):
+    from kbx.ui import jobs_link
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    tracker = Tracker(uri, "t", tmp_path)
+    assert jobs_link(uri, "t", 5001) == (f"kbx jobs of 't', side by side: http://127.0.0.1:5001/#/experiments/"
+                                         f"{tracker.experiment_id}/runs?workflowType=machine_learning&viewStateShareKey=kbx")  # fmt: skip
+    assert jobs_link(uri, "other", 5001) == (f"kbx: no experiment named 'other' in {uri} yet; the UI lists what "
+                                             "there is: http://127.0.0.1:5001")  # fmt: skip

@@ -31,25 +31,30 @@ WINDOW = (1600, 1000)
 SCREENSHOT_WINDOW = (1500, 1250)  # tall enough for both rows of charts
 SCREENSHOTS_ENV = "KBX_UI_SCREENSHOTS"
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
-
-
-def browser_or_skip():
-    """Chromium, its driver and selenium, or a skip that names the missing one and how to get it."""
-    binary = next((shutil.which(b) for b in CHROMIUM if shutil.which(b)), None)
-    driver = shutil.which(CHROMEDRIVER)
-    if binary is None or driver is None:
-        pytest.skip("needs Chromium and its driver: apt-get install chromium chromium-driver (.ci/run does)")
+def missing() -> str:
+    """Why the browser cannot run here ("" when it can)."""
+    if not any(shutil.which(b) for b in CHROMIUM) or shutil.which(CHROMEDRIVER) is None:
+        return "needs Chromium and its driver: apt-get install chromium chromium-driver (.ci/run does)"
     try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
+        import selenium  # noqa: F401
     except ImportError:
-        pytest.skip("needs selenium (pip install -e '.[dev]')")
+        return "needs selenium (pip install -e '.[dev]')"
+    return ""
+
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600), pytest.mark.skipif(bool(missing()), reason=missing())]
+
+
+def start_browser():
+    """Headless Chromium, the system's own (selenium downloads nothing when given both paths)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
     options = webdriver.ChromeOptions()
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={WINDOW[0]},{WINDOW[1]}"):
         options.add_argument(arg)
-    options.binary_location = binary
-    return webdriver.Chrome(options=options, service=Service(driver))
+    options.binary_location = next(shutil.which(b) for b in CHROMIUM if shutil.which(b))
+    return webdriver.Chrome(options=options, service=Service(shutil.which(CHROMEDRIVER)))
 
 
 def free_port() -> int:
@@ -130,7 +135,7 @@ def test_printed_link_shows_both_jobs_and_their_correct_rate_without_paging(serv
     line = jobs_link(uri, "kbx", port)  # what `make ui` prints
     url = line.rsplit(" ", 1)[-1]
     assert url.startswith(f"http://127.0.0.1:{port}/#/experiments/") and "workflowType=machine_learning" in url
-    driver = browser_or_skip()
+    driver = start_browser()
     shots = Path(os.environ[SCREENSHOTS_ENV]) if os.environ.get(SCREENSHOTS_ENV) else None
     try:
         driver.get(url)
