@@ -78,9 +78,9 @@ def tasks_experiment_tags(job_run_id: str) -> dict[str, str]:
 
 
 def runs_path(experiment_id: str, share_key: str = JOBS_VIEW) -> str:
-    """The UI route (after `#`) of an experiment's runs table in the Model training view."""
-    query = urllib.parse.urlencode({"workflowType": "machine_learning", "viewStateShareKey": share_key})
-    return f"/experiments/{experiment_id}/runs?{query}"
+    """The UI route (after `#`) of an experiment's runs table in the Model training view ("": no shared view)."""
+    query = {"workflowType": "machine_learning", **({"viewStateShareKey": share_key} if share_key else {})}
+    return f"/experiments/{experiment_id}/runs?{urllib.parse.urlencode(query)}"
 
 
 def ui_base(tracking_uri: str) -> str:
