@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from kbx.mlflow_ui import tasks_experiment
 from kbx.tracking import DB_FILE, Retrying, experiment_artifact_location
 
 log = logging.getLogger("kbx")
@@ -105,13 +106,42 @@ def sync(src_uri: str, dst_uri: str, experiments: list[str] | None = None,
     missing = [name for name in experiments or [] if name not in found]
     if missing:
         raise SyncError(f"no experiment {', '.join(missing)} in {src_uri} (have: {', '.join(sorted(found))})")
+    names = with_task_experiments(experiments or sorted(found), found)
+    runs = {name: all_runs(src, found[name].experiment_id) for name in names}
+    by_id = {r.info.run_id: r for rs in runs.values() for r in rs}  # a job's task runs sit in its companion
+    copies = {r.data.tags[SOURCE_TAG]: r.info.run_id for e in dst.search_experiments()
+              for r in all_runs(dst, e.experiment_id, f"tags.`{SOURCE_TAG}` LIKE '%'")}  # fmt: skip
     results = {}
-    for name in experiments or sorted(found):
-        runs = all_runs(src, found[name].experiment_id)
-        if runs or experiments:
+    for name in names:
+        if runs[name] or experiments:
             dst_experiment = destination_experiment(dst, dst_uri, found[name])
-            results[name] = sync_experiment(src, src_uri, runs, dst, dst_experiment, allow_missing_artifacts)
+            results[name] = sync_experiment(src, src_uri, runs[name], dst, dst_experiment, allow_missing_artifacts,
+                                            by_id, copies)  # fmt: skip
+    relink_jobs(dst_uri, names, found, runs, copies)
     return results
+
+
+def with_task_experiments(names: list[str], found: dict) -> list[str]:
+    """`names` with each one's companion of task runs (kbx.mlflow_ui) right after it, where SRC has one."""
+    out = []
+    for name in names:
+        companion = tasks_experiment(name)
+        out += [n for n in (name, companion) if n not in out and (n == name or n in found)]
+    return out
+
+
+def relink_jobs(dst_uri: str, names: list[str], found: dict, runs: dict, copies: dict) -> None:
+    """The copied jobs' descriptions and task views name their copies (SRC's ids mean nothing in DST)."""
+    from kbx.tracking import Tracker
+
+    for name in names:
+        if tasks_experiment(name) not in found:
+            continue
+        tracker = Tracker(dst_uri, name, Path.cwd())
+        for run in runs[name]:
+            copy = copies.get(source_id(run))
+            if copy and run.data.tags.get("kbx.role") == "job":
+                tracker.link_job(copy, int(run.data.params.get("n_tasks", 0)))
 
 
 def all_runs(client, experiment_id: str, filter_string: str = "") -> list:
@@ -134,15 +164,19 @@ def destination_experiment(dst, dst_uri: str, experiment) -> str:
     return dst.create_experiment(experiment.name, artifact_location=location, tags=tags)
 
 
-def sync_experiment(src, src_uri: str, runs: list, dst, dst_experiment: str, allow_missing_artifacts: bool) -> Counts:
+def sync_experiment(src, src_uri: str, runs: list, dst, dst_experiment: str, allow_missing_artifacts: bool,
+                    by_id: dict | None = None, copies: dict | None = None) -> Counts:
+    """`by_id`: every source run that may be a parent (all experiments synced); `copies`: source id ->
+    its copy in DST, over every experiment, updated as runs are copied."""
     counts = Counts()
-    done = all_runs(dst, dst_experiment, f"tags.`{SOURCE_TAG}` LIKE '%'")
-    copies = {r.data.tags[SOURCE_TAG]: r.info.run_id for r in done}  # source id -> its copy in DST
+    if copies is None:
+        done = all_runs(dst, dst_experiment, f"tags.`{SOURCE_TAG}` LIKE '%'")
+        copies = {r.data.tags[SOURCE_TAG]: r.info.run_id for r in done}  # source id -> its copy in DST
     for leftover in all_runs(dst, dst_experiment, f"tags.`{PENDING_TAG}` LIKE '%'"):
         if SOURCE_TAG not in leftover.data.tags:
             dst.delete_run(leftover.info.run_id)
             counts.redone += 1
-    by_id = {r.info.run_id: r for r in runs}
+    by_id = by_id if by_id is not None else {r.info.run_id: r for r in runs}
     for run in parents_first(runs):
         source = source_id(run)
         if source in copies:

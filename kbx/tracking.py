@@ -117,11 +117,14 @@ class Tracker:
                                      tags={**tags, "kbx.role": "job", "kbx.driver": driver_id()})  # fmt: skip
         run_id = run.info.run_id
         self._params(run_id, params)
-        self.client.set_tag(run_id, mlflow_ui.NOTE_TAG, mlflow_ui.job_note(self.tasks_experiment_id, run_id,
-                                                                           int(params.get("n_tasks", 0))))  # fmt: skip
+        self.link_job(run_id, int(params.get("n_tasks", 0)))
+        return run_id
+
+    def link_job(self, run_id: str, n_tasks: int) -> None:
+        """The job run's description links to a view of its task runs, kept on the tasks experiment."""
+        self.client.set_tag(run_id, mlflow_ui.NOTE_TAG, mlflow_ui.job_note(self.tasks_experiment_id, run_id, n_tasks))
         for key, value in mlflow_ui.tasks_experiment_tags(run_id).items():
             self.client.set_experiment_tag(self.tasks_experiment_id, key, value)
-        return run_id
 
     def _task_runs(self, parent_id: str) -> list:
         """The job's task runs, in the companion experiment."""

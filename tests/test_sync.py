@@ -155,3 +155,33 @@ def test_lost_artifacts_stop_the_import_unless_allowed(tmp_path, capsys):
     assert "kbx: 3 runs imported, 0 already there, 0 not ended yet (left for later), 1 unfinished" in capsys.readouterr().out
     assert set(copies(dst)) == {ids["job"], ids["Activation/gelu"], ids["Math/add"]}
 
+
+
+def test_task_runs_in_the_companion_experiment_come_home_under_their_job(tmp_path):
+    """kbx logs jobs in `kbx` and task runs in `kbx-tasks`: `--experiment kbx` brings both, each task
+    copy names its job's copy, and the job's description links to DST's task view of that copy."""
+    from kbx.eval.record import EvalRecord, Status
+    from kbx.hardware import load_profiles
+    from kbx.loop import Judged, TaskResult
+    from kbx.sync import sync
+    from kbx.tasks import discover
+    from kbx.tracking import Tracker
+
+    src_uri, dst_uri = f"sqlite:///{tmp_path}/src/mlflow.db", f"sqlite:///{tmp_path}/dst/mlflow.db"
+    (tmp_path / "src").mkdir()
+    (tmp_path / "dst").mkdir()
+    tracker = Tracker(src_uri, "kbx", tmp_path / "src")
+    task = discover()["Math/add"]
+    job = tracker.start_parent("m | all | cpu | 1 round", {"n_tasks": 1}, {})
+    ok = EvalRecord(task=task.id, task_version=1, status=Status.OK, label="round0/a")
+    child = tracker.log_task(job, TaskResult(task, [Judged(0, ok, "x = 1")]), "m", load_profiles()["cpu"])
+    tracker.finish_parent(job, {"correct_rate": 1.0}, {"summary.txt": "1 task\n"})
+    sync(src_uri, dst_uri, ["kbx"])
+    dst = MlflowClient(dst_uri)
+    copied = copies(dst)
+    tasks = dst.get_experiment_by_name("kbx-tasks")
+    assert copied[child].info.experiment_id == tasks.experiment_id
+    assert copied[child].data.tags["mlflow.parentRunId"] == copied[job].info.run_id
+    note = dst.get_run(copied[job].info.run_id).data.tags["mlflow.note.content"]
+    assert f"/experiments/{tasks.experiment_id}/runs?workflowType=machine_learning&viewStateShareKey={copied[job].info.run_id})" in note
+    assert f"mlflow.sharedViewState.{copied[job].info.run_id}" in dst.get_experiment(tasks.experiment_id).tags
