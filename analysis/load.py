@@ -28,6 +28,7 @@ from kbx.mlflow_ui import tasks_experiment
 ROLE_TAG = "kbx.role"
 PARENT_TAG = "mlflow.parentRunId"
 STATUS_TAG = "kbx.status"
+UNJUDGED = ("harness_error", "quarantined")  # kbx.eval.record.Status values that are no verdict
 DEFAULT_STORE = Path("mlruns") / "mlflow.db"  # kbx's default, relative to the working directory
 PAGE_SIZE = 50_000  # MLflow's SEARCH_MAX_RESULTS_THRESHOLD: the largest page search_runs serves
 ROUND_KEYS = ("round_compiled", "round_correct", "round_speedup", "round_runtime_ms", "round_baseline_ms", "attempts")
@@ -240,9 +241,11 @@ def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per task run: what the method shipped by its last round (best-so-far metrics).
 
     This is the unit of the deviance model and of every per-task table; `correct`, `compiled`
-    and `speedup` are the best attempt's, as in MLflow, not the last round's own.
+    and `speedup` are the best attempt's, as in MLflow, not the last round's own. Task runs without
+    a verdict on the kernel (`harness_error`: kbx's own machinery failed; `quarantined`) are left
+    out, as they are of the job's rates.
     """
-    final = frame[frame["final"]]
+    final = frame[frame["final"] & ~frame["status"].isin(UNJUDGED)]
     keep = ["experiment", "job_run_id", "run_id", "method", "task", "category", "hardware", "gpu_name", "seed", "round"]
     out = final[keep].copy()
     out["compiled"] = final["compiled"].fillna(0.0).to_numpy()

@@ -222,3 +222,18 @@ def test_report_notes_task_runs_with_no_round_0_attempt():
         "attempt (the trajectory's `attempted` column; `rescued_untried_before` in the transitions)"]  # fmt: skip
     single = late_start_frame().query("round == 0")
     assert late_starts(single) == []  # a method that never iterates has no trajectory to qualify
+
+
+def test_outcomes_leave_out_task_runs_without_a_verdict():
+    """harness_error and quarantined task runs are kbx's failures, not the method's: no row."""
+    from analysis.load import outcomes as final_outcomes
+
+    statuses = ["ok", "mismatch", "harness_error", "quarantined"]
+    frame = pd.DataFrame({
+        "experiment": "e", "job_run_id": "j", "run_id": [f"r{i}" for i in range(4)], "method": "m",
+        "task": [f"A/t{i}" for i in range(4)], "category": "A", "hardware": "h100", "gpu_name": "H100", "seed": 0,
+        "round": 0, "final": True, "status": statuses, "compiled": [1.0, 1.0, 0.0, 0.0],
+        "correct": [1.0, 0.0, 0.0, 0.0], "speedup": [1.2, np.nan, np.nan, np.nan],
+    })  # fmt: skip
+    out = final_outcomes(frame)
+    assert list(out["task"]) == ["A/t0", "A/t1"] and list(out["correct"]) == [1.0, 0.0]
