@@ -76,8 +76,13 @@ def detect_gpus() -> list[str]:
         pynvml.nvmlShutdown()
 
 
-def resolve(requested: Hardware, profiles: dict[str, Hardware], force: bool = False, gpus: list[str] | None = None) -> Hardware:
-    """The profile to run with, checked against the GPUs present.
+HYDRA_OPTIONS = ("hardware={}", "hardware=auto", "hardware.force=true")  # how kbx.run spells the choices
+
+
+def resolve(requested: Hardware, profiles: dict[str, Hardware], force: bool = False, gpus: list[str] | None = None,
+            options: tuple[str, str, str] = HYDRA_OPTIONS) -> Hardware:  # fmt: skip
+    """The profile to run with, checked against the GPUs present. `options` spell the request, the
+    automatic choice and the override in the caller's own syntax, for the error message.
 
     - `auto`: the profile whose `nvml_match` is in the present GPU's name; an unknown GPU runs
       under its NVML name with no peak figures; no GPU means `cpu`.
@@ -102,10 +107,9 @@ def resolve(requested: Hardware, profiles: dict[str, Hardware], force: bool = Fa
     matches = bool(present) and requested.nvml_match.lower() in present.lower()
     if not matches and not force:
         found = f"the GPU present is {present!r}" if present else "no GPU is present"
-        raise HardwareError(
-            f"hardware={requested.name} was requested but {found}; use hardware=auto, or hardware.force=true "
-            "to label results as requested anyway"
-        )
+        asked, auto, force_option = options
+        raise HardwareError(f"{asked.format(requested.name)} was requested but {found}; use {auto}, or {force_option} "
+                            "to label results as requested anyway")  # fmt: skip
     if not present:
         return dataclasses.replace(requested, kind="cpu", gpu_name="")  # forced label, evaluated on the CPU
     return dataclasses.replace(requested, gpu_name=present)

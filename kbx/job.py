@@ -20,8 +20,10 @@ from omegaconf import DictConfig, OmegaConf
 
 import kbx
 from kbx import hardware as hw
+from kbx import preflight
 from kbx.errors import ConfigError
 from kbx.eval.evaluator import EvalSettings
+from kbx.eval.limits import INTERPRETER_TIMEOUT_FACTOR, scaled_timeout_s
 from kbx.eval.pool import open_evaluator
 from kbx.eval.ray_pool import RaySettings
 from kbx.eval.record import EvalRecord, Status
@@ -41,6 +43,10 @@ PLAIN_PROGRESS_EVERY_S = 30.0  # progress lines where stderr is no terminal: oft
 HOW_RUN_KEYS = ("resume", "eval.backend", "eval.ray_address", "eval.ray_actors", "hardware.slurm")
 
 
+class Interrupted(Exception):
+    """The job was stopped by Ctrl-C (SIGINT); its parent run is marked KILLED, to be resumed."""
+
+
 @dataclasses.dataclass
 class Job:
     cfg: DictConfig
@@ -58,9 +64,8 @@ class Job:
         rounds = cfg.iteration.rounds
         if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
             raise ConfigError(f"iteration.rounds must be a positive integer, got {rounds!r}")
-        for key in ("workers",):
-            if not isinstance(cfg.eval[key], int) or cfg.eval[key] < 1:
-                raise ConfigError(f"eval.{key} must be a positive integer, got {cfg.eval[key]!r}")
+        preflight.check_config(cfg, root)
+        preflight.check_tracking(str(cfg.tracking_uri or ""))
         if check_backend(cfg) == "ray":  # the GPUs are the Ray actors'; the pool checks them when it starts
             hardware = hw.from_config(cfg.hardware)
         else:
@@ -114,10 +119,12 @@ class Job:
         session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
         journal = InFlightJournal(self.root, parent, session["kbx.session"])
         evaluator = JournaledEvaluator(evaluator, journal)
+        logged = []
 
         def log_task(result) -> None:
             tracker.log_task(parent, result, cfg.method.name, self.hardware, tags=session)
             journal.finished(result.task.id)
+            logged.append(result.task.id)
 
         status = "FAILED"
         try:
@@ -146,9 +153,14 @@ class Job:
             print(text)
             print(f"Compare the jobs in the MLflow UI{_ui_hint(tracker.uri)}: {tracker.jobs_url()}")
             return {**summary, **llm}
+        except KeyboardInterrupt:
+            status = "KILLED"
+            have = len({*done, *logged})
+            raise Interrupted(f"MLflow run {parent} marked KILLED with {have} of {len(self.tasks)} tasks logged; "
+                              "run the same command again to resume it") from None  # fmt: skip
         finally:
             if status != "FINISHED":
-                tracker.client.set_terminated(parent, "FAILED")
+                tracker.client.set_terminated(parent, status)
 
     def parallel(self) -> int:
         """Tasks advanced at once: enough to keep both the LLM slots and the evaluator's workers busy."""
@@ -184,14 +196,15 @@ class Job:
 
     def eval_settings(self) -> EvalSettings:
         e = self.cfg.eval
+        factor = float(e.get("interpreter_timeout_factor", INTERPRETER_TIMEOUT_FACTOR))
         return EvalSettings(
             device=self.hardware.device,
             gpu_index=self.hardware.gpu_index,
             public_seeds=tuple(int(s) for s in e.public_seeds),
             secret_seed=bool(e.secret_seed),
             workers=int(e.workers),
-            check_timeout_s=float(e.check_timeout_s),
-            time_timeout_s=float(e.time_timeout_s),
+            check_timeout_s=scaled_timeout_s(e.check_timeout_s, self.hardware.device, factor),
+            time_timeout_s=scaled_timeout_s(e.time_timeout_s, self.hardware.device, factor),
             memory_limit_gb=float(e.memory_limit_gb),
             min_free_gpu_gb=float(e.min_free_gpu_gb),
             keep_jobs=bool(e.keep_jobs),

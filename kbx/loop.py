@@ -126,15 +126,20 @@ def run_suite(
                                  reason=f"method {method.name!r} produced no code for this task", label="round0/none")  # fmt: skip
             result.judged.append(Judged(0, missing, ""))
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        futures = [pool.submit(advance, t) for t in tasks]
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                future.result()
-        except BaseException:
-            failed.set()
-            stop.set()
-            for f in futures:
-                f.cancel()
-            raise
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, parallel))
+    futures = [pool.submit(advance, t) for t in tasks]
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            future.result()
+    except KeyboardInterrupt:
+        failed.set()
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: the caller acts now, not after every round in flight
+        raise
+    except BaseException:
+        failed.set()
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return list(results.values())

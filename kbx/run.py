@@ -13,13 +13,15 @@ from omegaconf import DictConfig
 # litellm fetches a price map over the network when imported unless told not to (stack-facts.md).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+
 
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
     from kbx.errors import EXIT_USER_ERROR, USER_ERRORS
-    from kbx.job import Job
+    from kbx.job import Interrupted, Job
     from kbx.llm.keys import refuse_key_on_command_line
 
     try:
@@ -29,7 +31,64 @@ def main(cfg: DictConfig) -> None:
         logging.getLogger("kbx").error("%s", exc)
         print(f"kbx: error: {exc}", file=sys.stderr)
         sys.exit(EXIT_USER_ERROR)
+    except Interrupted as exc:
+        print(f"kbx: interrupted: {exc}", file=sys.stderr)
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Not sys.exit: the interpreter would join the task threads, each waiting out its attempt's
+        # timeout; the evaluator's processes are closed already, and the run is marked KILLED.
+        os._exit(EXIT_INTERRUPTED)
+
+
+def preflight_multirun(argv: list[str]) -> str:
+    """With -m, compose every job of the sweep and check each before the first starts; returns the
+    first problem as one line ("" if none). A sweep Hydra itself cannot compose is left to Hydra,
+    whose errors list the valid options."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra._internal.utils import get_args_parser
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    from kbx import preflight
+    from kbx.errors import USER_ERRORS, ConfigError
+    from kbx.sweeps.compose import compose
+
+    try:
+        args = get_args_parser().parse_args(argv)
+    except SystemExit:
+        return ""
+    if not args.multirun or args.config_dir or args.config_name or args.help or args.hydra_help:
+        return ""
+    try:
+        sweep = OverridesParser.create().parse_overrides(args.overrides)
+        jobs = [job for batch in BasicSweeper.split_arguments(sweep, None) for job in batch]
+        composed = [(job, compose([o for o in job if not o.lstrip("+~").startswith("hydra")])) for job in jobs]
+    except (HydraException, ConfigError):
+        return ""
+    uris = set()
+    for i, (job, cfg) in enumerate(composed):
+        try:
+            preflight.check_config(cfg, Path.cwd())
+            uri = str(cfg.get("tracking_uri") or "")
+            if uri not in uris:
+                uris.add(uri)
+                preflight.check_tracking(uri)
+        except USER_ERRORS as exc:
+            shown = " ".join(o.replace("\\", "") for o in job if not o.startswith("hydra")) or "(defaults)"
+            return f"job {i} of {len(composed)} ({shown}): {exc}"
+    return ""
+
+
+def cli() -> None:
+    problem = preflight_multirun(sys.argv[1:])
+    if problem:
+        from kbx.errors import EXIT_USER_ERROR
+
+        print(f"kbx: error: {problem}", file=sys.stderr)
+        sys.exit(EXIT_USER_ERROR)
+    main()
 
 
 if __name__ == "__main__":
-    main()
+    cli()

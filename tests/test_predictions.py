@@ -71,3 +71,18 @@ def test_check_syntax_compiles_without_running_and_never_raises():
     assert check_syntax("def f(:\n").startswith("line 1:")
     assert check_syntax("return 1\n") == "line 1: 'return' outside function"  # a compile-time error
     assert check_syntax("(" * 100_000) != ""  # absurd nesting is a verdict, not an exception
+
+
+def test_empty_predictions_file_needs_allow_empty(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n")
+    with pytest.raises(MethodError, match="holds no predictions"):
+        read_predictions(path)
+    assert read_predictions(path, allow_empty=True) == []
+
+
+def test_undecodable_line_names_its_number(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b'{"task": "Math/add", "predict": "x"}\n{"task": "Math/add", "predict": "caf\xe9"}\n')
+    with pytest.raises(MethodError, match=r"p\.jsonl:2: not UTF-8 text \(byte 0xe9 at column 37\)"):
+        read_predictions(path)

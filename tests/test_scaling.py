@@ -131,12 +131,15 @@ def test_resume_reads_back_finished_tasks_and_drops_unfinished_child_runs(tmp_pa
     assert tracker.find_resumable(params) is None
 
 
-# ----- (a) kill -9 the driver, rerun ---------------------------------------------------------
+# ----- (a) kill -9 or Ctrl-C the driver, rerun -----------------------------------------------
 
 
 @pytest.mark.e2e
 @pytest.mark.timeout(300)
-def test_killed_driver_resumes_without_losing_or_duplicating_tasks(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_stopped_driver_resumes_without_losing_or_duplicating_tasks(tmp_path, signum):
+    """kill -9 leaves the parent run RUNNING and the evaluator's /dev/shm directory behind: the rerun
+    resumes the run and removes the directory. Ctrl-C marks the run KILLED at once, with one line."""
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     client(uri).search_experiments()  # create the store first: two processes creating its tables race
     env = {**os.environ, **ENV, "MLFLOW_TRACKING_URI": uri}
@@ -144,8 +147,11 @@ def test_killed_driver_resumes_without_losing_or_duplicating_tasks(tmp_path):
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
     try:
         first = wait_for(lambda: finished_children(uri), 180, proc, "the first task's child run")
-        os.kill(proc.pid, signal.SIGKILL)  # the driver only; its evaluator workers notice on their own
-        proc.wait(30)
+        workdirs = [d for base in ("/dev/shm", tempfile.gettempdir()) for d in Path(base).glob(f"kbx-eval-{proc.pid}-*")]
+        os.kill(proc.pid, signum)  # the driver only; its evaluator workers notice on their own
+        stopped = time.monotonic()
+        out = proc.communicate(timeout=30)[0]
+        stop_s = time.monotonic() - stopped
     finally:
         time.sleep(1)
         try:
@@ -153,12 +159,19 @@ def test_killed_driver_resumes_without_losing_or_duplicating_tasks(tmp_path):
         except ProcessLookupError:
             pass
     jobs, children = job_runs(uri)
-    assert [j.info.status for j in jobs] == ["RUNNING"]
     assert 1 <= len([c for c in children if c.info.status == "FINISHED"]) < len(TASKS), "killed too late"
+    if signum == signal.SIGINT:
+        assert [j.info.status for j in jobs] == ["KILLED"]
+        assert proc.returncode == 130 and stop_s < 25, (proc.returncode, stop_s)
+        assert "kbx: interrupted: MLflow run" in out and "marked KILLED" in out and "Traceback" not in out, out[-3000:]
+    else:
+        assert [j.info.status for j in jobs] == ["RUNNING"]
+        assert workdirs and all(d.exists() for d in workdirs), "kill -9 leaves the evaluator's directory"
     again = subprocess.run(kbx_run(tmp_path, TASKS), cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "resuming MLflow run" in again.stdout + again.stderr
     assert all(t in again.stdout for t in TASKS)  # the summary covers the tasks read back too
+    assert not any(d.exists() for d in workdirs), "the dead driver's evaluator directory is removed at the next start"
     assert_complete(uri, TASKS)
     jobs, children = job_runs(uri)
     assert jobs[0].info.run_id == first[0].data.tags["mlflow.parentRunId"]

@@ -15,14 +15,13 @@ import queue
 import random
 import shutil
 import signal
-import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kbx.eval import timing_policy
+from kbx.eval import timing_policy, workdirs
 from kbx.eval.isolation import require_sandbox
 from kbx.telemetry import Telemetry
 from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, JudgePool, ZygoteClient
@@ -112,7 +111,7 @@ class Evaluator:
         self.tasks_dir = s.tasks_dir or str(default_tasks_dir())
         require_sandbox(s.sandbox, gpu=s.on_gpu)
         protect_process()
-        self.workdir = Path(tempfile.mkdtemp(prefix="kbx-eval-", dir=_fast_tmp()))
+        self.workdir = workdirs.create(_fast_tmp())  # named for this driver; dead drivers' are removed
         rng = random.SystemRandom()
         self.secret_seed = rng.getrandbits(SECRET_SEED_BITS) if s.secret_seed else None
         self.ghost_seed = rng.getrandbits(SECRET_SEED_BITS)  # fresh inputs for the Triton-free replay

@@ -42,16 +42,18 @@ def task_id_of(record: dict) -> str:
     return value.removesuffix(".py")
 
 
-def read_predictions(path: str | Path) -> list[PredictionLine]:
-    """Parse and validate every line; raises MethodError on the first malformed one."""
+def read_predictions(path: str | Path, allow_empty: bool = False) -> list[PredictionLine]:
+    """Parse and validate every line; raises MethodError on the first malformed one, and on a file
+    without predictions unless `allow_empty` (an empty file is more often a failed export than intent)."""
     path = Path(path)
     if not path.exists():  # a pipe (`<(...)`) counts: only the lines matter
         raise MethodError(f"predictions file not found: {path}")
     if path.is_dir():
         raise MethodError(f"predictions path is a directory, not a JSONL file: {path}")
     lines = []
-    with open(path, encoding="utf-8") as f:
-        for number, text in enumerate(f, start=1):
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            text = _decode(raw, path, number)
             if not text.strip():
                 continue
             try:
@@ -69,7 +71,21 @@ def read_predictions(path: str | Path) -> list[PredictionLine]:
             if not isinstance(round_index, int) or isinstance(round_index, bool) or round_index < 0:
                 raise MethodError(f"{path}:{number}: 'round' must be a non-negative integer")
             lines.append(PredictionLine(number, task, round_index, extract_code(record["predict"])))
+    if not lines and not allow_empty:
+        raise MethodError(f"{path} holds no predictions (empty file); allow that with --allow-empty "
+                          "(kbx.evaluate) or method.allow_empty=true (kbx.run)")  # fmt: skip
     return lines
+
+
+def _decode(raw: bytes, path: Path, number: int) -> str:
+    """One line as text; binary content (a NUL byte) or bytes that are not UTF-8 are an error naming the line."""
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise MethodError(f"{path}:{number}: binary content (a NUL byte at column {nul + 1}), not a JSONL text file")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MethodError(f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
 
 
 class PredictionsMethod:
@@ -89,5 +105,5 @@ class PredictionsMethod:
         return [Proposal(l.code, f"line{l.line}") for l in self.by_task_round.get((task.id, round_index), [])]  # noqa: E741
 
 
-def build(path: str, name: str = "predictions") -> PredictionsMethod:
-    return PredictionsMethod(read_predictions(path))
+def build(path: str, name: str = "predictions", allow_empty: bool = False) -> PredictionsMethod:
+    return PredictionsMethod(read_predictions(path, allow_empty))

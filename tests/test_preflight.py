@@ -1,0 +1,123 @@
+"""Preflight (kbx.preflight): every bad configuration a one-line `kbx: error:` in seconds, before any
+job starts, any run is created or any kernel is judged; in a multirun, every job is checked first."""
+
+from __future__ import annotations
+
+import re
+import socket
+import time
+
+import pytest
+from omegaconf import OmegaConf
+
+from kbx import preflight
+from kbx.errors import ConfigError
+from kbx.eval.limits import INTERPRETER_TIMEOUT_FACTOR, scaled_timeout_s
+from kbx.sweeps.compose import compose
+
+pytestmark = pytest.mark.e2e
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def one_error_line(err: str) -> str:
+    lines = [line for line in err.strip().splitlines() if line.startswith("kbx: error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err[-3000:]
+    return lines[0]
+
+
+def test_unreachable_tracking_server_is_one_line_in_seconds(kbx_cli, tmp_path):
+    uri = f"http://127.0.0.1:{closed_port()}"
+    start = time.monotonic()
+    code, out, err = kbx_cli("kbx.run", "method=reference", "task=Math/add", "hardware=cpu", f"tracking_uri={uri}")
+    elapsed = time.monotonic() - start
+    assert code == 2
+    line = one_error_line(err)
+    assert f"tracking store {uri} is unreachable" in line and "tracking_uri=" in line
+    assert elapsed < 60, f"{elapsed:.0f} s: the store was retried instead of refused"  # was 254 s
+
+
+def test_multirun_checks_every_job_before_the_first_starts(kbx_cli, tmp_path):
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"task": "Math/add", "predict": "x = 1"}\n')
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    code, out, err = kbx_cli("kbx.run", "-m", "method=reference,predictions", f"++method.path={preds}",
+                             "task=Math/add", "hardware=cpu", f"tracking_uri={uri}",
+                             f"hydra.sweep.dir={tmp_path}/multirun")  # fmt: skip
+    assert code == 2
+    line = one_error_line(err)
+    assert "job 0 of 2 (method=reference" in line and "method.path" in line and "method=predictions" in line
+    assert "Launching" not in out + err and not (tmp_path / "mlflow.db").exists()
+
+
+def test_multirun_keeps_hydras_listing_of_valid_options(kbx_cli, tmp_path):
+    code, out, err = kbx_cli("kbx.run", "-m", "method=reference,nope", "hardware=cpu",
+                             f"hydra.sweep.dir={tmp_path}/multirun")  # fmt: skip
+    assert code != 0
+    assert "Could not find 'method/nope'" in err and "Available options" in err and "reference" in err
+
+
+def test_a_bad_second_job_stops_the_multirun_before_the_first(kbx_cli, tmp_path):
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    code, out, err = kbx_cli("kbx.run", "-m", "eval.check_timeout_s=30,-5", "task=Math/add", "hardware=cpu",
+                             f"tracking_uri={uri}", f"hydra.sweep.dir={tmp_path}/multirun")  # fmt: skip
+    assert code == 2
+    assert "job 1 of 2" in one_error_line(err) and "eval.check_timeout_s must be a positive" in err
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+# ----- the checks themselves, on composed configs -------------------------------------------
+
+
+def config(*overrides: str):
+    return compose(["hardware=cpu", *overrides])
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("eval.check_timeout_s=0", "eval.check_timeout_s must be a positive number"),
+        ("eval.time_timeout_s=-1", "eval.time_timeout_s must be a positive number"),
+        ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb must be at least 2"),
+        ("eval.workers=0", "eval.workers must be a positive integer"),
+        ("eval.interpreter_timeout_factor=0", "eval.interpreter_timeout_factor must be a positive number"),
+        ("experiment=", "experiment must name an MLflow experiment"),
+        ("++method.n=3", "method.n is not a setting of method=reference (it belongs to method=best_of_n)"),
+        ("++method.bogus=1", "method.bogus is not a setting of method=reference (valid keys: name)"),
+        ("tracking_uri=sqlite:////proc/kbx-no/mlflow.db", "is not writable"),
+    ],
+)
+def test_check_config_refuses(override, message, tmp_path):
+    cfg = config(override)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        preflight.check_config(cfg, tmp_path)
+        preflight.check_tracking(str(cfg.tracking_uri))
+
+
+def test_defaults_pass_and_timeouts_are_tens_of_seconds_on_a_gpu(tmp_path):
+    cfg = config()
+    preflight.check_config(cfg, tmp_path)
+    assert 10 <= cfg.eval.check_timeout_s <= 90 and cfg.eval.time_timeout_s <= 180
+    assert scaled_timeout_s(cfg.eval.check_timeout_s, "cuda") == cfg.eval.check_timeout_s
+    assert scaled_timeout_s(cfg.eval.check_timeout_s, "cpu") == cfg.eval.check_timeout_s * INTERPRETER_TIMEOUT_FACTOR
+
+
+def test_output_file_checks(tmp_path):
+    preflight.check_output_file(tmp_path / "out.json", "--json")
+    with pytest.raises(ConfigError, match="does not exist"):
+        preflight.check_output_file(tmp_path / "missing" / "out.json", "--json")
+    with pytest.raises(ConfigError, match="is a directory"):
+        preflight.check_output_file(tmp_path, "--json")
+    assert not list(tmp_path.iterdir()), "the probe leaves nothing behind"
+
+
+def test_database_tracking_store_on_a_closed_port_is_refused():
+    with pytest.raises(ConfigError, match="is unreachable"):
+        preflight.check_tracking(f"postgresql://u:p@127.0.0.1:{closed_port()}/db")
+    preflight.check_tracking("")  # the local store needs no server
+    assert OmegaConf.is_config(config())
