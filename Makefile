@@ -45,8 +45,12 @@ run: setup
 	$(PY) -m kbx.run
 	@echo "Results are in mlruns/. Browse them with: make ui"
 
+# Test processes (pytest-xdist); each takes whole files (--dist loadfile), so a file's shared
+# fixtures (the expert run, the analysis store) are built once. 0 runs everything in this process.
+TEST_WORKERS ?= 2
+
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 check-tasks: setup
 	$(PY) -m kbx.tasks check
