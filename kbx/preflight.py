@@ -20,6 +20,7 @@ from pathlib import Path
 from kbx.errors import ConfigError
 
 TRACKING_CONNECT_TIMEOUT_S = 5.0  # an unreachable store is reported within this
+MLFLOW_PROBE_PATH = "/api/2.0/mlflow/experiments/get-by-name"
 # The address space a CPU worker needs to import torch and Triton and run a task's correctness cases:
 # Activation/gelu and MatrixMultiply/matmul experts pass at 1 GiB and crash at 0.5 GiB (docs/BENCHMARKS.md),
 # so a limit below this would charge kbx's own floor to the kernel.
@@ -98,7 +99,7 @@ def _method_keys() -> dict[str, set[str]]:
 
 
 def check_tracking(uri: str, timeout_s: float = TRACKING_CONNECT_TIMEOUT_S) -> None:
-    """The tracking store answers: an HTTP server on its /health, a database server on its port, a
+    """The tracking store answers: an HTTP server as MLflow's REST API, a database server on its port, a
     sqlite file's directory is writable. Raises ConfigError naming the URI and what to do."""
     if not uri:
         return
@@ -113,13 +114,26 @@ def check_tracking(uri: str, timeout_s: float = TRACKING_CONNECT_TIMEOUT_S) -> N
 
 
 def _check_http(uri: str, timeout_s: float) -> None:
+    """One request to MLflow's REST API: a tracking server answers with JSON (an experiment, or an
+    error code such as RESOURCE_DOES_NOT_EXIST), or asks for credentials (401/403, which MLflow's
+    own environment variables supply); anything else is not a tracking server."""
     import requests
 
     start = time.monotonic()
     try:
-        requests.get(uri.rstrip("/") + "/health", timeout=timeout_s)
+        reply = requests.get(uri.rstrip("/") + MLFLOW_PROBE_PATH, params={"experiment_name": "kbx-preflight"},
+                             timeout=timeout_s)  # fmt: skip
     except requests.exceptions.RequestException as exc:
         raise ConfigError(_unreachable(uri, _reason(exc), time.monotonic() - start)) from None
+    if reply.status_code in (401, 403):
+        return
+    try:
+        body = reply.json()
+    except ValueError:
+        body = None
+    if not (isinstance(body, dict) and ("experiment" in body or "error_code" in body)):
+        raise ConfigError(_unreachable(uri, f"HTTP {reply.status_code}, not an MLflow tracking server",
+                                       time.monotonic() - start))  # fmt: skip
 
 
 def _check_port(uri: str, scheme: str, timeout_s: float) -> None:

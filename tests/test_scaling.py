@@ -194,10 +194,11 @@ def test_mlflow_server_restart_during_a_run_loses_nothing(tmp_path):
     uri = f"http://127.0.0.1:{port}"
     # MLflow's own HTTP retries off, so the outage reaches kbx's retry (which the driver log shows).
     env = {**os.environ, **ENV, "MLFLOW_TRACKING_URI": uri, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
-    # The driver starts with the server, so its first calls already meet a server not yet up.
+    # The server is up first: a store that does not answer at the start is refused by the preflight
+    # (tests/test_preflight.py); an outage during the run is waited out.
+    server = start_mlflow_server(tmp_path, port)
     proc = subprocess.Popen(kbx_run(tmp_path, TASKS), cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    server = start_mlflow_server(tmp_path, port)
     try:
         wait_for(lambda: finished_children(uri), 180, proc, "the first task's child run")
         stop(server, signal.SIGKILL)  # down (for the ~20 s a restart takes) while the other tasks finish
