@@ -61,9 +61,6 @@ class Job:
 
     @classmethod
     def prepare(cls, cfg: DictConfig, root: Path) -> Job:
-        rounds = cfg.iteration.rounds
-        if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
-            raise ConfigError(f"iteration.rounds must be a positive integer, got {rounds!r}")
         preflight.check_config(cfg, root)
         preflight.check_tracking(str(cfg.tracking_uri or ""))
         if check_backend(cfg) == "ray":  # the GPUs are the Ray actors'; the pool checks them when it starts

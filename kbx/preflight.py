@@ -30,9 +30,13 @@ CONF_METHOD_DIR = Path(__file__).resolve().parents[1] / "conf" / "method"
 
 
 def check_config(cfg, root: Path) -> None:
-    """Every check that needs no network: experiment name, numeric limits, method keys, writable paths."""
+    """Every check that needs no network and no task: experiment name, rounds and limits, method keys,
+    the predictions file, writable paths."""
     if not str(cfg.get("experiment") or "").strip():
         raise ConfigError("experiment must name an MLflow experiment (e.g. experiment=kbx), got an empty value")
+    rounds = cfg.iteration.rounds
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+        raise ConfigError(f"iteration.rounds must be a positive integer, got {rounds!r}")
     check_eval_limits(cfg.eval)
     check_method_keys(cfg.method)
     path = cfg.method.get("path")
