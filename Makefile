@@ -46,11 +46,12 @@ run: setup
 	@echo "Results are in mlruns/. Browse them with: make ui"
 
 # Test processes (pytest-xdist); each takes whole files (--dist loadfile), so a file's shared
-# fixtures (the expert run, the analysis store) are built once. 0 runs everything in this process.
+# fixtures (the expert run, the analysis store) are built once; tests marked `serial` run after,
+# alone. 0 runs everything in one process.
 TEST_WORKERS ?= 2
 
 test: setup
-	$(PY) -m pytest -q $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	$(if $(filter 0,$(TEST_WORKERS)),$(PY) -m pytest -q,$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not serial" && $(PY) -m pytest -q -m serial)
 
 check-tasks: setup
 	$(PY) -m kbx.tasks check

@@ -50,6 +50,7 @@ def _in_background(fn):
     return thread, out
 
 
+@pytest.mark.serial  # kills worker pools: beside another file's attempts its redo ran past the check timeout
 def test_worker_pool_killed_mid_attempt_is_redone():
     tasks = discover(str(FIXTURE_TASKS))
     with Evaluator(_settings(FIXTURE_TASKS)) as ev:

@@ -39,6 +39,7 @@ def test_journal_counts_sessions_that_died_with_the_task(tmp_path):
     assert InFlightJournal(tmp_path, "run", "c").deaths() == {"T/poison": 2}
 
 
+@pytest.mark.serial  # failed beside other files under pytest-xdist (another task judged with it): run alone
 def test_a_driver_killing_kernel_is_quarantined_and_the_job_finishes(kbx_cli, tmp_path):
     import mlflow
 
