@@ -27,11 +27,12 @@ TASK = "Math/zoo_scale_add"
 IMPORT_DELAY_S = 3.0  # the honest candidate sleeps this long at import: the window for the fault
 SLOW_HONEST = f"import time\ntime.sleep({IMPORT_DELAY_S})\n" + HONEST
 PHASE_WAIT_S = 120.0
-JUDGE_DEADLINE_S = 10.0  # far above a warm judge's answer on the fixture task
+JUDGE_DEADLINE_S = 10.0
+CHECK_TIMEOUT_S = 600.0  # a redone try restarts the worker pool (torch imported afresh): minutes on a loaded CI machine  # far above a warm judge's answer on the fixture task
 
 
 def _settings(tasks_dir: Path, **kw) -> EvalSettings:
-    return EvalSettings(tasks_dir=str(tasks_dir), workers=1, secret_seed=False, check_timeout_s=120.0, **kw)
+    return EvalSettings(tasks_dir=str(tasks_dir), workers=1, secret_seed=False, check_timeout_s=CHECK_TIMEOUT_S, **kw)
 
 
 def _wait_for_phase(ev: Evaluator, phase: str) -> None:

@@ -110,9 +110,13 @@ def nobody_ids() -> tuple[int, int]:
 
 
 def view_plan(job: dict) -> tuple[list[str], list[str]]:
-    """(hidden directories, visible paths under them) for a job; the same for every job of an
-    evaluation, so the zygote computes it once (warm_up) and every fork inherits it."""
-    return _view_plan(job["tasks_dir"], os.path.dirname(os.path.dirname(job["job_dir"])))
+    """(hidden directories, visible paths under them) for a job. The fixed part is the same for
+    every job of an evaluation, so the zygote computes it once and every fork inherits it; kbx's
+    stores are looked for at each fork, since a store may appear while the evaluation runs."""
+    hidden, visible = _view_plan(job["tasks_dir"], os.path.dirname(os.path.dirname(job["job_dir"])))
+    stores = [s for s in (os.path.join(os.getcwd(), name) for name in STORE_DIRS)
+              if os.path.isdir(s) and not any(_under(s, h) for h in hidden)]  # fmt: skip
+    return [*hidden, *stores], visible
 
 
 @functools.lru_cache(maxsize=4)
@@ -131,12 +135,11 @@ def _visible_paths(hidden: list[str], eval_dir: str) -> list[str]:
 
 def _hidden_dirs(tasks_dir: str, eval_dir: str) -> list[str]:
     """Directories covered by an empty tmpfs: other users' and this user's files, sockets, other
-    attempts (the evaluation's working folder), kbx's stores (STORE_DIRS) and the task files (the
-    worker's task module is loaded before the sandbox is entered, so expert kernels and other
-    tasks stay out of reach).
+    attempts (the evaluation's working folder) and the task files (the worker's task module is
+    loaded before the sandbox is entered, so expert kernels and other tasks stay out of reach).
+    kbx's stores (STORE_DIRS) are added per fork by view_plan.
     /dev is rebuilt whole (build_view), so nothing under it is listed."""
-    stores = [os.path.join(os.getcwd(), name) for name in STORE_DIRS]
-    dirs = [d for d in {*HIDDEN_DIRS, *stores, os.path.expanduser("~"), tasks_dir, eval_dir}
+    dirs = [d for d in {*HIDDEN_DIRS, os.path.expanduser("~"), tasks_dir, eval_dir}
             if os.path.isdir(d) and os.path.realpath(d) != "/" and not _under(d, "/dev")]  # fmt: skip
     # A hidden directory inside another one is covered already (its mount point would be gone).
     return sorted(d for d in dirs if not any(o != d and _under(d, o) for o in dirs))
