@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=2.0, help="llm: seconds per completion")
     parser.add_argument("--concurrency", type=int, default=4, help="llm: llm.concurrency")
     parser.add_argument("--rounds", type=int, default=2, help="llm: refinement rounds")
+    parser.add_argument("--rate-limited", type=float, default=0.0, help="llm: share of calls answered 429 once")
+    parser.add_argument("--retry-after", type=float, default=0.0, help="llm: the 429s' Retry-After seconds (0: none)")
+    parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
     args = parser.parse_args(argv)
     if args.what == "table":
         print(expert_table(json.loads(Path(args.json_out).read_text())))
@@ -63,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "llm":
         from kbx.bench_llm import bench_llm, format_llm_report
 
-        report = bench_llm(args.tasks, args.latency, args.concurrency, args.workers, args.rounds)
+        report = bench_llm(args.tasks, args.latency, args.concurrency, args.workers, args.rounds,
+                           args.rate_limited, args.retry_after, args.server_errors)  # fmt: skip
         if args.json_out:
             Path(args.json_out).write_text(json.dumps(report, indent=1))
         print(format_llm_report(report))

@@ -28,7 +28,7 @@ from kbx.eval.pool import open_evaluator
 from kbx.eval.ray_pool import RaySettings
 from kbx.eval.record import EvalRecord, Status
 from kbx.inflight import QUARANTINE_AFTER, InFlightJournal, JournaledEvaluator
-from kbx.loop import Judged, TaskResult, run_suite
+from kbx.loop import Judged, TaskResult, proposers, run_suite
 from kbx.summary import summarize, table
 from kbx.tasks.registry import discover, select
 from kbx.tasks.spec import TaskInfo
@@ -129,10 +129,15 @@ class Job:
                 log_task(result)
                 done[result.task.id] = result
             todo = [t for t in self.tasks if t.id not in done]
-            with _Progress() as progress:
+            budget = self.llm.budget if self.llm is not None else None
+            if budget is not None:  # tasks read back from a cut-short run count against the job's caps
+                for call in (c.call for r in done.values() for c in r.calls):
+                    budget.spend(call.cost_usd, call.tokens)
+            with _Progress(budget.progress if budget else None) as progress:
                 fresh = run_suite(self.method, todo, evaluator, cfg.iteration.rounds,
                                   on_round_start=progress.start, on_record=progress.update, parallel=self.parallel(),
-                                  on_round_done=on_round_done, on_task_done=log_task)  # fmt: skip
+                                  on_round_done=on_round_done, on_task_done=log_task,
+                                  halt=budget.reached if budget else None)  # fmt: skip
                 seeds = {"public_seeds": ",".join(map(str, evaluator.settings.public_seeds)),
                          "secret_seed": evaluator.secret_seed if evaluator.secret_seed is not None else "none"}  # fmt: skip
             tracker.log_new_params(parent, seeds)  # revealed only once every attempt is judged
@@ -142,7 +147,7 @@ class Job:
             summary = summarize(results)
             text = table(results)
             records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)
-            llm = llm_totals(results) if self.llm is not None else {}
+            llm = {**llm_totals(results), **self.budget_totals(tracker, parent, fresh)} if self.llm is not None else {}
             tracker.finish_parent(parent, summary, {"config.yaml": self.resolved_yaml(),
                                                     "records.jsonl": records + "\n", "summary.txt": text + "\n"},
                                   extra=llm)  # fmt: skip
@@ -159,10 +164,24 @@ class Job:
             if status != "FINISHED":
                 tracker.client.set_terminated(parent, status)
 
+    def budget_totals(self, tracker, parent: str, fresh: list) -> dict[str, float]:
+        """How far the job got against its caps; when one was reached, the parent run's tag
+        `kbx.stopped` and a warning say which, and how many tasks never got a proposal."""
+        budget = self.llm.budget
+        if not budget.caps.any:
+            return {}
+        totals = budget.totals()
+        totals["budget_tasks_not_started"] = float(sum(not r.calls for r in fresh))
+        reason = budget.reached()
+        if reason:
+            tracker.client.set_tag(parent, "kbx.stopped", reason)
+            log.warning("%s: %d tasks never got a proposal", reason, int(totals["budget_tasks_not_started"]))
+        return totals
+
     def parallel(self) -> int:
-        """Tasks advanced at once: enough to keep both the LLM slots and the evaluator's workers busy."""
+        """Proposals made at once (kbx.loop.proposers): every LLM slot, or every evaluator worker, busy."""
         workers = int(self.cfg.eval.workers) * self.device_count()  # eval.workers is per GPU (per Ray actor)
-        return max(workers, int(self.cfg.llm.concurrency)) if self.llm is not None else workers
+        return proposers(workers, int(self.cfg.llm.concurrency) if self.llm is not None else None)
 
     def device_count(self) -> int:
         """Evaluators judging at once: the open pool's members, else the GPUs of `hardware.gpus` (1 on the CPU)."""
@@ -230,7 +249,9 @@ class Job:
         cfg = self.cfg
         llm = {"llm_model": cfg.llm.model, "llm_api_base": cfg.llm.api_base, "llm_temperature": cfg.llm.temperature,
                "llm_max_tokens": cfg.llm.max_tokens, "llm_cache": cfg.llm.cache, "prompt": cfg.prompt.name,
-               "budget_max_calls": cfg.budget.max_calls, "budget_max_tokens": cfg.budget.max_tokens}  # fmt: skip
+               "budget_max_calls": cfg.budget.max_calls, "budget_max_tokens": cfg.budget.max_tokens,
+               "budget_max_cost_usd": cfg.budget.get("max_cost_usd", 0),
+               "budget_max_total_tokens": cfg.budget.get("max_total_tokens", 0)}  # fmt: skip
         return {
             **(llm if self.llm is not None else {}),
             "method": cfg.method.name,
@@ -310,20 +331,47 @@ def build_method(method_cfg: DictConfig, root: Path, context: dict | None = None
 def build_llm(cfg: DictConfig, root: Path):
     """The LLM client from the `llm` group; a relative cache_dir is taken from `root`."""
     from kbx.llm import LLMClient, LLMSettings
+    from kbx.llm.budget import JobBudget
     from kbx.llm.keys import api_key
 
     c = OmegaConf.to_container(cfg.llm, resolve=True)
-    for key in ("concurrency", "retries", "max_tokens"):
+    for key in ("concurrency", "retries", "rate_limit_retries", "max_tokens"):
         if not isinstance(c[key], int) or isinstance(c[key], bool) or c[key] < 0:
             raise ConfigError(f"llm.{key} must be a non-negative integer, got {c[key]!r}")
+    for key in ("price_in_usd_per_mtok", "price_out_usd_per_mtok"):
+        _non_negative_number(f"llm.{key}", c[key])
     cache_dir = Path(str(c["cache_dir"]))
     settings = LLMSettings(
         model=str(c["model"] or ""), api_base=str(c["api_base"] or ""), api_key=api_key(c),
         temperature=float(c["temperature"]), max_tokens=int(c["max_tokens"]), concurrency=int(c["concurrency"]),
-        retries=int(c["retries"]), backoff_s=float(c["backoff_s"]), timeout_s=float(c["timeout_s"]),
-        cache=str(c["cache"]), cache_dir=str(cache_dir if cache_dir.is_absolute() else root / cache_dir),
+        retries=int(c["retries"]), rate_limit_retries=int(c["rate_limit_retries"]), backoff_s=float(c["backoff_s"]),
+        price_in_usd_per_mtok=float(c["price_in_usd_per_mtok"]), price_out_usd_per_mtok=float(c["price_out_usd_per_mtok"]),
+        timeout_s=float(c["timeout_s"]), cache=str(c["cache"]),
+        cache_dir=str(cache_dir if cache_dir.is_absolute() else root / cache_dir),
     )  # fmt: skip
-    return LLMClient(settings)
+    caps = job_caps(cfg)
+    llm = LLMClient(settings, JobBudget(caps))
+    if caps.max_cost_usd > 0 and not llm.priced():
+        raise ConfigError(f"budget.max_cost_usd needs the price of {settings.model!r}, which litellm does not know: "
+                          "set llm.price_in_usd_per_mtok and llm.price_out_usd_per_mtok")  # fmt: skip
+    return llm
+
+
+def job_caps(cfg: DictConfig):
+    """budget.max_cost_usd and budget.max_total_tokens: the whole job's caps (0: none)."""
+    from kbx.llm.budget import JobCaps
+
+    b = cfg.budget
+    cost, tokens = b.get("max_cost_usd", 0), b.get("max_total_tokens", 0)
+    _non_negative_number("budget.max_cost_usd", cost)
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+        raise ConfigError(f"budget.max_total_tokens must be a non-negative integer (0: no cap), got {tokens!r}")
+    return JobCaps(max_cost_usd=float(cost), max_tokens=int(tokens))
+
+
+def _non_negative_number(name: str, value) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
+        raise ConfigError(f"{name} must be a non-negative number, got {value!r}")
 
 
 def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
@@ -374,7 +422,11 @@ def _record_line(round_index: int, record) -> str:
 
 class _Progress:
     """Progress on stderr: a tqdm bar on a terminal; elsewhere (a log file, a remote GPU machine's
-    captured output) one plain line at most every PLAIN_PROGRESS_EVERY_S seconds, and at the end."""
+    captured output) one plain line at most every PLAIN_PROGRESS_EVERY_S seconds, and at the end.
+    `spend()`, when given, adds the LLM cost and tokens so far to either."""
+
+    def __init__(self, spend=None) -> None:
+        self.spend = spend
 
     def __enter__(self):
         self.bar = None
@@ -400,12 +452,14 @@ class _Progress:
     def update(self, record) -> None:
         self.done += 1
         if self.bar:
-            self.bar.set_postfix_str(f"{record.task} {record.status.value}", refresh=False)
+            spent = f" | {self.spend()}" if self.spend else ""
+            self.bar.set_postfix_str(f"{record.task} {record.status.value}{spent}", refresh=False)
             self.bar.update(1)
         elif self.plain and (time.monotonic() - self.last_line_s >= PLAIN_PROGRESS_EVERY_S or self.done == self.total):
             self.last_line_s = time.monotonic()
+            spent = f"; LLM so far {self.spend()}" if self.spend else ""
             print(f"kbx: {self.done}/{self.total} attempts judged (round {self.round_index} started); "
-                  f"last: {record.task} {record.status.value}", file=sys.stderr, flush=True)
+                  f"last: {record.task} {record.status.value}{spent}", file=sys.stderr, flush=True)
 
     def __exit__(self, *exc) -> None:
         if self.bar:

@@ -260,5 +260,5 @@ def test_job_preflight_fails_before_any_task_and_redacts_the_key(tmp_path):
                                   f"llm.api_key={KEY}", "budget.max_calls=5"), tmp_path)  # fmt: skip
     assert job.method.n == 2 and job.method.budget.max_calls == 5 and job.llm.settings.api_key == KEY
     assert KEY not in job.resolved_yaml() and "<redacted>" in job.resolved_yaml()
-    assert job.parallel() == 4  # llm.concurrency, above eval.workers
+    assert job.parallel() == 8  # two proposers per slot of llm.concurrency (4), whatever eval.workers is
     assert Job.prepare(compose("method=reference"), tmp_path).llm is None

@@ -8,6 +8,9 @@ Cache modes (`llm.cache`):
 A cache key hashes the model, the messages, the sampling parameters and the sample index, so
 N samples of one prompt are N entries and a rerun gets the same N texts back, bit for bit.
 The API key is never part of a key, a stored entry, a log line or an error message.
+
+Retries and pacing are kbx.llm.pacing's (Retry-After honoured, slots that shrink under persistent
+rate limiting); the job-wide spending cap is kbx.llm.budget's.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import time
 from pathlib import Path
 
 from kbx.eval.sandbox_env import redact
+from kbx.llm.budget import JobBudget, JobCaps
+from kbx.llm.pacing import RATE_LIMITED, AdaptiveSlots, retry_wait_s, retryable, status_of
 from kbx.methods.base import MethodError
 
 log = logging.getLogger(__name__)
@@ -43,8 +48,15 @@ CACHE_MODES = ("off", "record", "replay", "auto")
 PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word ok."}]
 
 
+TOKENS_PER_MTOK = 1_000_000
+
+
 class LLMError(MethodError):
     """The LLM cannot be used as configured (no key, endpoint unreachable, replay miss)."""
+
+
+class BudgetReached(Exception):
+    """No call was started: the job's budget (kbx.llm.budget) is spent. Carries the reason."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,8 +67,11 @@ class LLMSettings:
     temperature: float = 0.0
     max_tokens: int = 8192
     concurrency: int = 4  # LLM calls in flight at once, over all tasks
-    retries: int = 2  # extra tries after a failed call
-    backoff_s: float = 2.0  # wait before retry i: backoff_s * 2**i
+    retries: int = 2  # extra tries after a failed call (other than a rate limit)
+    rate_limit_retries: int = 8  # extra tries after HTTP 429, each after the server's Retry-After
+    backoff_s: float = 2.0  # least wait before retry i: backoff_s * 2**i (else litellm's backoff)
+    price_in_usd_per_mtok: float = 0.0  # 0: litellm's price list (a local model has none)
+    price_out_usd_per_mtok: float = 0.0
     timeout_s: float = 600.0
     cache: str = "auto"
     cache_dir: str = ".kbx_cache/llm"
@@ -94,9 +109,10 @@ class Call:
 class LLMClient:
     """Thread-safe: any number of threads may call `complete`; at most `concurrency` reach the provider."""
 
-    def __init__(self, settings: LLMSettings) -> None:
+    def __init__(self, settings: LLMSettings, budget: JobBudget | None = None) -> None:
         self.settings = settings
-        self.slots = threading.BoundedSemaphore(settings.concurrency)
+        self.slots = AdaptiveSlots(settings.concurrency)
+        self.budget = budget or JobBudget(JobCaps())
         self.cache_dir = Path(settings.cache_dir)
 
     # -- public -------------------------------------------------------------------------------
@@ -105,16 +121,20 @@ class LLMClient:
                  temperature: float | None = None) -> Call:  # fmt: skip
         """One completion; provider failures come back as a Call with `error` set (never raised).
 
-        Raises LLMError only for a replay miss, which means the run cannot be reproduced.
+        Raises LLMError only for a replay miss, which means the run cannot be reproduced, and
+        BudgetReached when the job's budget is spent (no call is started then).
         """
         s = self.settings
         params = {"temperature": s.temperature if temperature is None else float(temperature),
                   "max_tokens": int(s.max_tokens)}  # fmt: skip
         key = cache_key(s.model, messages, params, sample)
         frozen = tuple(dict(m) for m in messages)
+        if not self.budget.admit():
+            raise BudgetReached(self.budget.reached())
         if s.cache in ("replay", "auto"):
             hit = self._load(key)
             if hit is not None:
+                self.budget.spend(_nan(hit.get("cost_usd")), hit["prompt_tokens"] + hit["completion_tokens"])
                 return Call(role, sample, frozen, hit["text"], hit["prompt_tokens"], hit["completion_tokens"],
                             _nan(hit.get("cost_usd")), 0.0, True, "", key)  # fmt: skip
             if s.cache == "replay":
@@ -139,32 +159,60 @@ class LLMClient:
             where = f" at {s.api_base}" if s.api_base else ""
             raise LLMError(f"LLM preflight failed for model {s.model!r}{where}: {self._describe(exc)}") from None
 
+    def priced(self) -> bool:
+        """Whether a call's cost is known: llm.price_*_usd_per_mtok set, or the model in litellm's price list."""
+        s = self.settings
+        if s.price_in_usd_per_mtok or s.price_out_usd_per_mtok:
+            return True
+        try:
+            _litellm().cost_per_token(model=s.model, prompt_tokens=1, completion_tokens=1)
+            return True
+        except Exception:  # noqa: BLE001 - litellm raises for a model it has no price for
+            return False
+
     # -- internals ----------------------------------------------------------------------------
 
     def _call_with_retries(self, messages: list[dict], params: dict) -> tuple[str, tuple[int, int], float, str, float]:
         """(text, (prompt, completion) tokens, cost, error, latency): latency is the time spent at the
-        provider over all tries, not the wait for a concurrency slot."""
+        provider over all tries, not the wait for a slot or before a retry. Rate limits and other
+        failures have their own retry counts; a wait before a retry holds no slot."""
         s = self.settings
-        error, latency = "", 0.0
-        for attempt in range(s.retries + 1):
-            if attempt:
-                time.sleep(s.backoff_s * 2 ** (attempt - 1))
+        latency = 0.0
+        tries = {True: 0, False: 0}  # rate-limited, other failures
+        while True:
             try:
-                with self.slots:
+                with self.slots.hold():  # the budget is asked, and charged, while the slot is held
+                    if not self.budget.admit():
+                        raise BudgetReached(self.budget.reached())
                     started = time.perf_counter()
                     try:
                         response = self._litellm_call(messages, params, num_retries=0)
                     finally:
                         latency += time.perf_counter() - started
-                text = response.choices[0].message.content or ""
-                usage = getattr(response, "usage", None)
-                tokens = (int(getattr(usage, "prompt_tokens", 0) or 0),
-                          int(getattr(usage, "completion_tokens", 0) or 0))  # fmt: skip
-                return text, tokens, self._cost(response), "", latency
+                    text = response.choices[0].message.content or ""
+                    usage = getattr(response, "usage", None)
+                    tokens = (int(getattr(usage, "prompt_tokens", 0) or 0),
+                              int(getattr(usage, "completion_tokens", 0) or 0))  # fmt: skip
+                    cost = self._cost(response, tokens)
+                    self.budget.spend(cost, sum(tokens))
+                self.slots.succeeded()
+                return text, tokens, cost, "", latency
+            except BudgetReached:
+                raise
             except Exception as exc:  # noqa: BLE001 - a provider error must not stop the run
                 error = self._describe(exc)
-                log.warning("LLM call failed (try %d of %d): %s", attempt + 1, s.retries + 1, error)
-        return "", (0, 0), math.nan, error, latency
+                limited = status_of(exc) == RATE_LIMITED
+                if limited:
+                    self.slots.refused()
+                allowed = s.rate_limit_retries if limited else s.retries
+                tries[limited] += 1
+                if tries[limited] > allowed or not retryable(exc):
+                    log.warning("LLM call failed for good (%d tries): %s", sum(tries.values()), error)
+                    return "", (0, 0), math.nan, error, latency
+                wait = retry_wait_s(exc, tries[limited], allowed, s.backoff_s)
+                log.warning("LLM call failed (try %d of %d), retrying in %.1f s: %s", tries[limited], allowed + 1,
+                            wait, error)  # fmt: skip
+                time.sleep(wait)
 
     def _litellm_call(self, messages: list[dict], params: dict, num_retries: int):
         s = self.settings
@@ -175,8 +223,11 @@ class LLMClient:
             kwargs["api_key"] = s.api_key
         return _litellm().completion(**kwargs)
 
-    @staticmethod
-    def _cost(response) -> float:
+    def _cost(self, response, tokens: tuple[int, int]) -> float:
+        """Dollars for one completion: llm.price_*_usd_per_mtok when set, else litellm's price list."""
+        s = self.settings
+        if s.price_in_usd_per_mtok or s.price_out_usd_per_mtok:
+            return (tokens[0] * s.price_in_usd_per_mtok + tokens[1] * s.price_out_usd_per_mtok) / TOKENS_PER_MTOK
         try:
             cost = _litellm().completion_cost(completion_response=response)
             return float(cost) if cost else math.nan

@@ -1,7 +1,7 @@
 """LLM-backed methods: oneshot, best_of_n and iterative (KernelBench-style refinement).
 
 They share one base: prompts from `kbx.llm.prompt`, completions through one `LLMClient`
-(concurrency, retries, record/replay), a per-task call budget, and a per-task call log that
+(concurrency, retries, record/replay, the job's budget), a per-task call budget, and a per-task call log that
 `kbx.tracking` turns into per-round metrics and artifacts. A provider error on a call yields no
 proposal for that call (it is logged with its error) and the run goes on.
 """
@@ -15,7 +15,7 @@ import threading
 from kbx.eval.record import EvalRecord
 from kbx.eval.source import extract_code
 from kbx.hardware import Hardware
-from kbx.llm.client import Call, LLMClient
+from kbx.llm.client import BudgetReached, Call, LLMClient
 from kbx.llm.prompt import PromptSettings, feedback, task_messages
 from kbx.methods.base import MethodError, Proposal
 from kbx.tasks.spec import TaskInfo
@@ -66,14 +66,19 @@ class LLMMethod:
 
     def ask(self, task: TaskInfo, round_index: int, messages: list[dict], *, role: str = "generator",
             sample: int = 0, temperature: float | None = None) -> Call | None:  # fmt: skip
-        """One completion within the task's budget; None when the budget is spent."""
+        """One completion within the task's budget and the job's; None when either is spent."""
         st = self.state(task.id)
         with st.lock:
             b = self.budget
             if (b.max_calls and st.started >= b.max_calls) or (b.max_tokens and st.tokens >= b.max_tokens):
                 return None
             st.started += 1
-        call = self.llm.complete(messages, role=role, sample=sample, temperature=temperature)
+        try:
+            call = self.llm.complete(messages, role=role, sample=sample, temperature=temperature)
+        except BudgetReached:
+            with st.lock:
+                st.started -= 1
+            return None
         with st.lock:
             st.tokens += call.tokens
             st.calls.append(LoggedCall(round_index, call))
