@@ -64,7 +64,7 @@ def bench_llm(n_tasks: int, latency_s: float, concurrency: int, workers: int, ro
         method = build_iterative(llm=llm, prompt=PromptSettings(), hardware=load_profiles()["cpu"], budget=Budget())
         with Evaluator(EvalSettings(device=device, workers=workers, secret_seed=False)) as ev:
             started = time.perf_counter()
-            results = run_suite(method, tasks, ev, rounds, parallel=proposers(workers, concurrency))
+            results = run_suite(method, tasks, ev, rounds, parallel=proposers(workers, concurrency), judging=workers)
             wall = time.perf_counter() - started
     calls = [c.call for r in results for c in r.calls]
     llm_s = math.fsum(c.latency_s for c in calls)

@@ -2,7 +2,9 @@
 block a job forever.
 
 Each driver session appends to a local journal beside the job (one JSON line per event: a task's
-first attempt started, the task finished). On resume, a task that was in flight in
+attempts started, they were judged, the task finished). Only a task whose attempts were being
+judged when the driver died is blamed: kbx.loop judges one task while another finishes its
+bookkeeping, and only judging runs candidate code. On resume, a task that was in flight in
 QUARANTINE_AFTER sessions that never finished it is quarantined: recorded with that status and
 skipped, so the job can finish. With the sandbox on, no candidate can reach its driver; the
 journal is for what still can (the kernel's OOM killer, a driver bug, `eval.sandbox=none`).
@@ -28,16 +30,17 @@ class InFlightJournal:
         self.lock = threading.Lock()
 
     def deaths(self) -> dict[str, int]:
-        """Task id -> how many earlier sessions started it and never finished it."""
-        started, finished = collections.defaultdict(set), collections.defaultdict(set)
+        """Task id -> how many earlier sessions ended while its attempts were being judged."""
+        last: dict[tuple[str, str], str] = {}  # (task, session) -> its last event
         if self.path.is_file():
             for line in self.path.read_text().splitlines():
                 try:
                     event = json.loads(line)
-                    (finished if event["event"] == "finished" else started)[event["task"]].add(event["session"])
+                    last[(event["task"], event["session"])] = event["event"]
                 except (ValueError, KeyError, TypeError):
                     continue  # a line cut short by the death it records
-        return {task: len(sessions - finished[task]) for task, sessions in started.items() if sessions - finished[task]}
+        counts = collections.Counter(task for (task, _), event in last.items() if event == "started")
+        return dict(counts)
 
     def started(self, task_id: str) -> None:
         with self.lock:
@@ -45,6 +48,12 @@ class InFlightJournal:
                 return
             self.started_here.add(task_id)
         self._append("started", task_id)
+
+    def judged(self, task_id: str) -> None:
+        """The task's attempts are judged: a death from now on is not theirs."""
+        with self.lock:
+            self.started_here.discard(task_id)
+        self._append("judged", task_id)
 
     def finished(self, task_id: str) -> None:
         self._append("finished", task_id)
@@ -72,9 +81,17 @@ class JournaledEvaluator:
 
     def evaluate_one(self, attempt):
         self._journal.started(attempt.task.id)
-        return self._evaluator.evaluate_one(attempt)
+        try:
+            return self._evaluator.evaluate_one(attempt)
+        finally:
+            self._journal.judged(attempt.task.id)
 
     def evaluate(self, attempts, on_record=None):
-        for attempt in attempts:
-            self._journal.started(attempt.task.id)
-        return self._evaluator.evaluate(attempts, on_record)
+        tasks = list(dict.fromkeys(a.task.id for a in attempts))
+        for task_id in tasks:
+            self._journal.started(task_id)
+        try:
+            return self._evaluator.evaluate(attempts, on_record)
+        finally:
+            for task_id in tasks:
+                self._journal.judged(task_id)

@@ -137,7 +137,7 @@ class Job:
                 fresh = run_suite(self.method, todo, evaluator, cfg.iteration.rounds,
                                   on_round_start=progress.start, on_record=progress.update, parallel=self.parallel(),
                                   on_round_done=on_round_done, on_task_done=log_task,
-                                  halt=budget.reached if budget else None)  # fmt: skip
+                                  halt=budget.reached if budget else None, judging=self.judging())  # fmt: skip
                 seeds = {"public_seeds": ",".join(map(str, evaluator.settings.public_seeds)),
                          "secret_seed": evaluator.secret_seed if evaluator.secret_seed is not None else "none"}  # fmt: skip
             tracker.log_new_params(parent, seeds)  # revealed only once every attempt is judged
@@ -178,10 +178,13 @@ class Job:
             log.warning("%s: %d tasks never got a proposal", reason, int(totals["budget_tasks_not_started"]))
         return totals
 
+    def judging(self) -> int:
+        """Tasks handed to the evaluator at once: its workers over every GPU (Ray actor)."""
+        return int(self.cfg.eval.workers) * self.device_count()
+
     def parallel(self) -> int:
         """Proposals made at once (kbx.loop.proposers): every LLM slot, or every evaluator worker, busy."""
-        workers = int(self.cfg.eval.workers) * self.device_count()  # eval.workers is per GPU (per Ray actor)
-        return proposers(workers, int(self.cfg.llm.concurrency) if self.llm is not None else None)
+        return proposers(self.judging(), int(self.cfg.llm.concurrency) if self.llm is not None else None)
 
     def device_count(self) -> int:
         """Evaluators judging at once: the open pool's members, else the GPUs of `hardware.gpus` (1 on the CPU)."""

@@ -2,9 +2,11 @@
 
 Proposing and judging are two stages that run side by side. `parallel` threads make proposals
 (for LLM methods, more than `llm.concurrency`, so every LLM slot stays busy); as soon as a proposal
-is made, its thread hands the attempts to an evaluation thread and takes up the next task that is
-ready to propose. The evaluator bounds concurrent attempts by itself (EvalSettings.workers), so a
-slow verdict never holds an LLM slot idle. Within a task, rounds are strictly sequential.
+is made, its thread queues the attempts for judging and takes up the next task that is ready to
+propose, so a slow verdict never holds an LLM slot idle. `judging` threads (the evaluator's
+workers) take the queued tasks in order; a task is handed to the evaluator only when a worker can
+take it up, so a driver that dies blames only the tasks really being judged (kbx.inflight). Within
+a task, rounds are strictly sequential.
 
 Tasks ready to propose are taken fewest-rounds-done first (then in suite order): the task with the
 most work left goes first, so once the LLM has nothing left to start, what remains is at most one
@@ -85,8 +87,10 @@ def run_suite(
     on_round_done: Callable[[int, float], bool] | None = None,
     on_task_done: Callable[[TaskResult], None] | None = None,
     halt: Callable[[], str] | None = None,
+    judging: int = 0,
 ) -> list[TaskResult]:
-    """Run up to `rounds` rounds of `method` over `tasks`, with `parallel` proposals made at once.
+    """Run up to `rounds` rounds of `method` over `tasks`, with `parallel` proposals made at once
+    and `judging` tasks (0: `parallel`) handed to the evaluator at once.
 
     Every task ends with at least one record. Callbacks are serialised (never called concurrently).
     `on_round_done(k, correct_rate)` is called once every task has finished round k, with the share
@@ -100,7 +104,7 @@ def run_suite(
     task's exception is not reported. An exception from it fails the suite.
     """
     return _Suite(method, tasks, evaluator, rounds, on_round_start, on_record, on_round_done, on_task_done,
-                  halt).run(parallel)  # fmt: skip
+                  halt).run(parallel, judging or parallel)  # fmt: skip
 
 
 class _Suite:
@@ -125,8 +129,8 @@ class _Suite:
         self.calls_for = getattr(method, "calls_for", None)
         self.finished_round = [0] * rounds  # tasks done with each round
 
-    def run(self, parallel: int) -> list[TaskResult]:
-        self.judging = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(self.tasks)),
+    def run(self, parallel: int, judging: int) -> list[TaskResult]:
+        self.judging = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, judging),
                                                              thread_name_prefix="kbx-judge")  # fmt: skip
         threads = [threading.Thread(target=self.guarded, args=(self.propose_loop,), name=f"kbx-propose-{i}",
                                     daemon=True) for i in range(max(1, parallel))]  # fmt: skip
@@ -144,7 +148,7 @@ class _Suite:
             raise
         for t in threads:
             t.join()
-        self.judging.shutdown(wait=True)
+        self.judging.shutdown(wait=True, cancel_futures=self.error is not None)  # queued, not begun: dropped
         if self.error is not None:
             raise self.error
         return list(self.results.values())

@@ -37,6 +37,10 @@ def test_journal_counts_sessions_that_died_with_the_task(tmp_path):
     with open(journal.path, "a") as f:
         f.write('{"event": "started", "task": "T/cut')  # the line a death cut short
     assert InFlightJournal(tmp_path, "run", "c").deaths() == {"T/poison": 2}
+    judged = InFlightJournal(tmp_path, "run", "d")  # judged, then the driver died while it was logged
+    judged.started("T/poison")
+    judged.judged("T/poison")
+    assert InFlightJournal(tmp_path, "run", "e").deaths() == {"T/poison": 2}
 
 
 @pytest.mark.serial  # failed beside other files under pytest-xdist (another task judged with it): run alone
