@@ -176,7 +176,7 @@ def _mkpoint(path: str, is_dir: bool) -> None:
 
 def build_view(job: dict, gpu: bool) -> None:
     """In a fresh mount namespace: the read-only world, hidden directories, minimal /dev and the
-    writable job directory. Runs in the shim, before the PID namespace's init is forked."""
+    writable job directory. Runs in the worker (enter), before any candidate code."""
     hidden_dirs, visible = view_plan(job)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing below propagates back to the host
     keep = {path: os.open(path, os.O_PATH) for path in [job["job_dir"], *visible, *_device_nodes(gpu)]}
@@ -186,9 +186,8 @@ def build_view(job: dict, gpu: bool) -> None:
             mode = "mode=1777" if hidden in ("/tmp", "/var/tmp") else "mode=0755"
             _mount("tmpfs", hidden, "tmpfs", MS_NOSUID | MS_NODEV, f"{TMPFS_SIZE},{mode}")
         _mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=1m,mode=0755")
-        for sub, mode in (("shm", "mode=1777"),):
-            os.makedirs(f"/dev/{sub}", exist_ok=True)
-            _mount("tmpfs", f"/dev/{sub}", "tmpfs", MS_NOSUID | MS_NODEV, f"{TMPFS_SIZE},{mode}")
+        os.makedirs("/dev/shm")
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"{TMPFS_SIZE},mode=1777")
         for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                              ("stderr", "/proc/self/fd/2")):  # fmt: skip
             os.symlink(target, f"/dev/{name}")
