@@ -37,3 +37,11 @@ def kbx_cli(tmp_path):
         return proc.returncode, proc.stdout, proc.stderr
 
     return run
+
+
+def ctrl_c_default() -> None:
+    """`preexec_fn` for a child a test sends Ctrl-C: pytest-xdist's workers ignore SIGINT, children
+    inherit that, and Python then installs no KeyboardInterrupt handler at all."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, ctrl_c_default
 
 pytestmark = pytest.mark.e2e
 
@@ -124,7 +124,8 @@ def test_ctrl_c_keeps_finished_records_and_exits_at_once(tmp_path):
     out = tmp_path / "records.json"
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     proc = subprocess.Popen([sys.executable, "-m", "kbx.evaluate", str(preds), "--hardware", "cpu", "--json", str(out),
-                             "--timeout", "600"], cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                             "--timeout", "600"], cwd=REPO, env=env, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_default)  # fmt: skip
     try:
         deadline = time.monotonic() + 300
         while not _records(out) and time.monotonic() < deadline and proc.poll() is None:

@@ -19,6 +19,7 @@ import pytest
 from kbx.eval.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.tracking import Retrying, Tracker, record_from_dict, transient
 from mlflow_server import free_port, start_mlflow_server, stop, wait_for
+from conftest import ctrl_c_default
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = ["Activation/relu", "Activation/selu"]  # judged one at a time (eval.workers=1)
@@ -149,7 +150,8 @@ def test_stopped_drivers_resume_without_losing_or_duplicating_tasks(tmp_path):
     def stop_after(done: int, signum: int):
         """Start a driver, send `signum` once more than `done` tasks are logged; (finished runs, output, s, dirs)."""
         proc = subprocess.Popen(kbx_run(tmp_path, STOP_TASKS), cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                                preexec_fn=ctrl_c_default)  # fmt: skip
         try:
             finished = wait_for(lambda: len(finished_children(uri)) > done and finished_children(uri), 240, proc,
                                 f"task {done + 1}'s child run")  # fmt: skip

@@ -109,14 +109,14 @@ def nobody_ids() -> tuple[int, int]:
 # --- the filesystem view ---------------------------------------------------------------------
 
 
-def view_plan(job: dict) -> tuple[list[str], list[str]]:
-    """(hidden directories, visible paths under them) for a job. The fixed part is the same for
-    every job of an evaluation, so the zygote computes it once and every fork inherits it; kbx's
-    stores are looked for at each fork, since a store may appear while the evaluation runs."""
+def view_plan(job: dict) -> tuple[list[str], list[str], list[str]]:
+    """(hidden directories, visible paths under them, kbx's stores) for a job. The first two are
+    the same for every job of an evaluation, so the zygote computes them once and every fork
+    inherits them; stores are looked for at each fork, since one may appear while the evaluation
+    runs. Stores are covered last: a visible path (a checkout under /tmp) may bring them back."""
     hidden, visible = _view_plan(job["tasks_dir"], os.path.dirname(os.path.dirname(job["job_dir"])))
-    stores = [s for s in (os.path.join(os.getcwd(), name) for name in STORE_DIRS)
-              if os.path.isdir(s) and not any(_under(s, h) for h in hidden)]  # fmt: skip
-    return [*hidden, *stores], visible
+    stores = [s for s in (os.path.join(os.getcwd(), name) for name in STORE_DIRS) if os.path.isdir(s)]
+    return hidden, visible, stores
 
 
 @functools.lru_cache(maxsize=4)
@@ -177,7 +177,7 @@ def _mkpoint(path: str, is_dir: bool) -> None:
 def build_view(job: dict, gpu: bool) -> None:
     """In a fresh mount namespace: the read-only world, hidden directories, minimal /dev and the
     writable job directory. Runs in the worker (enter), before any candidate code."""
-    hidden_dirs, visible = view_plan(job)
+    hidden_dirs, visible, stores = view_plan(job)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing below propagates back to the host
     keep = {path: os.open(path, os.O_PATH) for path in [job["job_dir"], *visible, *_device_nodes(gpu)]}
     try:
@@ -195,6 +195,9 @@ def build_view(job: dict, gpu: bool) -> None:
             is_dir = os.path.isdir(f"/proc/self/fd/{fd}")
             _mkpoint(path, is_dir)
             _bind_from_fd(fd, path, writable=path == job["job_dir"])
+        for store in stores:
+            if os.path.isdir(store):  # else it is out of sight already, under a hidden directory
+                _mount("tmpfs", store, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=0755")
     finally:
         for fd in keep.values():
             os.close(fd)
