@@ -88,13 +88,13 @@ def bench_sandbox(pairs: int) -> dict:
     import torch
 
     from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
-    from kbx.eval.isolation import _probe
+    from kbx.eval.isolation import probe_reason
     from kbx.tasks import discover
     from kbx.worker.sandbox import NAMESPACES, NONE
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     started = time.perf_counter()
-    probe_reason = _probe(device == "cuda")
+    probe_reason_text = probe_reason(device == "cuda")
     probe_s = time.perf_counter() - started
     attempt = Attempt(discover()[TASK], OFF_BY_ONE, "sandbox-bench")
     walls: dict[str, list[float]] = {NAMESPACES: [], NONE: []}
@@ -118,7 +118,7 @@ def bench_sandbox(pairs: int) -> dict:
     q = statistics.quantiles(deltas_ms, n=4) if len(deltas_ms) > 1 else deltas_ms * 3
     return {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "pairs": pairs, "task": TASK,
-        "statuses": sorted(statuses), "probe_reason": probe_reason, "probe_s": probe_s,
+        "statuses": sorted(statuses), "probe_reason": probe_reason_text, "probe_s": probe_s,
         "wall_ms_median": {mode: 1000 * statistics.median(w) for mode, w in walls.items()},
         "setup_ms_median": 1000 * statistics.median(setup), "setup_ms_max": 1000 * max(setup),
         "fork_ms_median": {mode: statistics.median(f) for mode, f in forks.items()},

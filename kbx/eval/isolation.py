@@ -27,7 +27,7 @@ def require_sandbox(mode: str, gpu: bool) -> None:
         raise SandboxUnavailable(f"eval.sandbox must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == NONE:
         return
-    reason = _probe(gpu)
+    reason = probe_reason(gpu)
     if reason:
         raise SandboxUnavailable(
             f"the {NAMESPACES} sandbox is not available here ({reason}); it needs Linux >= 5.12 with user namespaces "
@@ -37,7 +37,7 @@ def require_sandbox(mode: str, gpu: bool) -> None:
 
 
 @functools.lru_cache(maxsize=2)
-def _probe(gpu: bool) -> str:
+def probe_reason(gpu: bool) -> str:
     try:
         done = subprocess.run([sys.executable, "-m", "kbx.worker.sandbox", *(["--gpu"] if gpu else [])],
                               capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=scrubbed_env())  # fmt: skip
