@@ -16,18 +16,21 @@ import json
 import math
 import statistics
 import sys
-import threading
+import subprocess
 import time
 from pathlib import Path
+
+from kbx.eval.watch import watch
 
 SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
 HEARTBEAT_S = 20.0
-# Per-attempt seconds summed over a run. check_s includes paused_s; the GPU is held alone during
-# time_s and baseline_s; gpu_wait_s is queueing for that.
-STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "gpu_wait_s", "baseline_s", "time_s")
-STALL_S = 60.0  # one phase this long prints every process's stacks (once per run)
+# Per-attempt seconds summed over a run. check_s includes time frozen (paused_s) for others'
+# windows; time_s includes this attempt's own windows (exclusive_s) and baseline_s; gpu_wait_s
+# is queueing for windows.
+STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "gpu_wait_s", "baseline_s", "time_s", "exclusive_s")
+LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--category", default="all")
     parser.add_argument("--task", action="append", default=[])
     parser.add_argument("--json", dest="json_out", default="")
+    parser.add_argument("--summary", default="", help="eval: also write the figures alone (no per-attempt rows) "
+                        "here, e.g. docs/bench/eval-h100-DATE.json")  # fmt: skip
     parser.add_argument("--tasks", type=int, default=8, help="llm: tasks (with expert kernels) to run")
     parser.add_argument("--latency", type=float, default=2.0, help="llm: seconds per completion")
     parser.add_argument("--concurrency", type=int, default=4, help="llm: llm.concurrency")
@@ -74,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out, args.gpus, args.limit)
     print(format_report(report))
+    if args.summary:
+        Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.summary).write_text(json.dumps(summary_data(report, " ".join(sys.argv)), indent=1) + "\n")
     return 0
 
 
@@ -107,14 +115,15 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
             if r.status.value == "crashed" and r.output_tail:
                 why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
             print(f"run {k} +{time.perf_counter() - started:6.1f}s {r.task:40s} {r.status.value:14s} "
-                  f"check {r.check_s:5.2f}s (paused {r.paused_s:5.2f}s) judge {r.judge_s:5.2f}s "
-                  f"baseline {r.baseline_s:5.2f}s time {r.time_s:5.2f}s{why}", flush=True)  # fmt: skip
+                  f"check {r.check_s:5.2f}s (frozen {r.paused_s:5.2f}s) judge {r.judge_s:5.2f}s "
+                  f"baseline {r.baseline_s:5.2f}s time {r.time_s:5.2f}s alone {r.exclusive_s:5.2f}s "
+                  f"(longest {r.max_window_s:4.2f}s){why}", flush=True)  # fmt: skip
             done.append(r.to_dict())
             if json_out:  # partial runs too, so a benchmark cut short still leaves its figures
                 Path(json_out).write_text(json.dumps({**report, "partial": {"run": k, "records": done}}, indent=1))
 
         with open_evaluator(EvalSettings(device=device, workers=workers), range(gpus)) as ev:
-            stop = _heartbeat(ev)
+            stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
             try:
                 records = ev.evaluate(attempts, on_record=progress)
             finally:
@@ -123,25 +132,6 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
         if json_out:
             Path(json_out).write_text(json.dumps(report, indent=1))
     return report
-
-
-def _heartbeat(ev) -> threading.Event:
-    """Every HEARTBEAT_S, print what each attempt in flight is doing, so a stall names its cause;
-    once some attempt has spent STALL_S in one phase, print every process's Python stacks too."""
-    stop = threading.Event()
-
-    def beat():
-        dumped = False
-        while not stop.wait(HEARTBEAT_S):
-            flight = ev.in_flight()
-            busy = ", ".join(f"{task} {phase} {secs:.0f}s" for task, phase, secs in flight)
-            print(f"  in flight: {busy or 'nothing'}", flush=True)
-            if not dumped and any(secs > STALL_S for _, _, secs in flight):
-                dumped = True
-                print("  stalled; stacks:\n" + ev.dump_stacks(), flush=True)
-
-    threading.Thread(target=beat, daemon=True).start()
-    return stop
 
 
 def interleave_categories(tasks: list) -> list:
@@ -182,12 +172,10 @@ def ridge_point(gpu_name: str) -> float:
 
 def summarize(report: dict) -> dict:
     n = report["n_kernels"]
+    runs = [_run_figures(run, n, report.get("gpus") or 1) for run in report["runs"]]
     first = report["runs"][0]
-    stages = {k: sum(r.get(k, 0.0) for r in first["records"]) for k in STAGES}
-    per_kernel = first["wall_s"] / n if n else 0.0
-    out = {"per_kernel_s": per_kernel, "suite_projection_s": per_kernel * SUITE_SIZE, "wall_s": first["wall_s"],
-           "stages_s": stages, "statuses": _statuses(first["records"]),
-           "exclusive_share": exclusive_share(first, report.get("gpus") or 1)}  # fmt: skip
+    out = {**runs[0], "runs": runs, "suite_projection_s": runs[0]["s_per_kernel"] * SUITE_SIZE,
+           "statuses": _statuses(first["records"])}  # fmt: skip
     if len(report["runs"]) > 1:
         out["repeatability"] = repeatability(report["runs"][0]["records"], report["runs"][1]["records"])
     if report.get("copy_gbps"):
@@ -195,28 +183,72 @@ def summarize(report: dict) -> dict:
     return out
 
 
+def _run_figures(run: dict, n: int, gpus: int) -> dict:
+    records = run["records"]
+    return {"wall_s": run["wall_s"], "s_per_kernel": run["wall_s"] / n if n else 0.0,
+            "stages_s": {k: sum(r.get(k, 0.0) for r in records) for k in STAGES},
+            "max_exclusive_s": max((r.get("max_window_s", 0.0) for r in records), default=0.0),
+            "max_exclusive_per_attempt_s": max((r.get("exclusive_s", 0.0) for r in records), default=0.0),
+            "exclusive_share": exclusive_share(run, gpus)}  # fmt: skip
+
+
+def summary_data(report: dict, command: str) -> dict:
+    """The benchmark's figures as data (docs/bench/eval-<device>-<date>.json): no per-attempt rows."""
+    s = summarize(report)
+    rep, bw = s.get("repeatability") or {}, s.get("bandwidth") or {}
+    return {"device": report["device"], "commit": _commit(), "date": time.strftime("%Y-%m-%d"), "command": command,
+            "kernels": report["n_kernels"], "workers_per_gpu": report.get("workers_per_gpu"),
+            "statuses": s["statuses"],
+            "runs": [{k: v for k, v in r.items()} for r in s["runs"]],
+            "repeat_shapes": rep.get("shapes", 0),
+            "repeat_median_pct": 100 * rep.get("median_rel_delta", math.nan),
+            "repeat_p95_pct": 100 * rep.get("p95_rel_delta", math.nan),
+            "repeat_largest": rep.get("largest", []),
+            "copy_gbps": report.get("copy_gbps", 0.0),
+            "copy_bw_median_pct": 100 * bw.get("median_fraction", math.nan),
+            "copy_bw_p25_pct": 100 * bw.get("p25_fraction", math.nan)}  # fmt: skip
+
+
+def _commit() -> str:
+    """The checkout's commit, or KBX_COMMIT where the tree was copied without its .git."""
+    import os
+
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                              timeout=10).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return os.environ.get("KBX_COMMIT", "unknown")
+
+
 def exclusive_share(run: dict, gpus: int) -> float:
-    """Share of the GPUs' wall time that timings held them alone (candidates' and baselines'): the
-    serial part of the pipeline, which more workers cannot shorten."""
-    exclusive = sum(r.get("time_s", 0.0) + r.get("baseline_s", 0.0) for r in run["records"])
+    """Share of the GPUs' wall time held alone (kernels' and baselines' windows): the serial part
+    of the pipeline, which more workers cannot shorten."""
+    exclusive = sum(r.get("exclusive_s", 0.0) for r in run["records"])
     return exclusive / (run["wall_s"] * gpus) if run["wall_s"] > 0 else 0.0
 
 
 def repeatability(a: list[dict], b: list[dict]) -> dict:
-    """|Δ median| / mean median for every shape both runs timed: median and p95 over shapes."""
-    first = {(r["task"], s["shape"]): s["kernel_ms_median"] for r in a for s in r["shapes"]}
-    deltas = []
+    """|Δ median| / mean median for every shape both runs timed: median and p95 over shapes, and
+    the largest changes with what each side measured."""
+    first = {(r["task"], s["shape"]): s for r in a for s in r["shapes"]}
+    changes = []
     for r in b:
         for s in r["shapes"]:
-            m0 = first.get((r["task"], s["shape"]))
-            if m0:
-                m1 = s["kernel_ms_median"]
-                deltas.append(abs(m1 - m0) / ((m1 + m0) / 2))
-    if not deltas:
+            s0 = first.get((r["task"], s["shape"]))
+            if s0 and s0["kernel_ms_median"]:
+                m0, m1 = s0["kernel_ms_median"], s["kernel_ms_median"]
+                changes.append({"task": r["task"], "shape": s["shape"], "delta": abs(m1 - m0) / ((m1 + m0) / 2),
+                                "ms": [m0, m1], "reps": [s0.get("reps"), s.get("reps")],
+                                "iqr_ms": [s0.get("kernel_ms_iqr"), s.get("kernel_ms_iqr")],
+                                "budget_cut": [s0.get("budget_cut"), s.get("budget_cut")],
+                                "shared": [s0.get("shared"), s.get("shared")],
+                                "sm_clock_mhz": [s0.get("sm_clock_mhz"), s.get("sm_clock_mhz")]})  # fmt: skip
+    if not changes:
         return {"shapes": 0}
-    deltas.sort()
+    deltas = sorted(c["delta"] for c in changes)
     return {"shapes": len(deltas), "median_rel_delta": statistics.median(deltas),
-            "p95_rel_delta": deltas[min(len(deltas) - 1, int(0.95 * len(deltas)))]}  # fmt: skip
+            "p95_rel_delta": deltas[min(len(deltas) - 1, int(0.95 * len(deltas)))],
+            "largest": sorted(changes, key=lambda c: -c["delta"])[:LARGEST_CHANGES]}  # fmt: skip
 
 
 def bandwidth_fraction(records: list[dict], copy_gbps: float, ridge: float) -> dict:
@@ -228,8 +260,9 @@ def bandwidth_fraction(records: list[dict], copy_gbps: float, ridge: float) -> d
             per_task[r["task"]] = max(s["gbps"] for s in mem) / copy_gbps
     if not per_task:
         return {"tasks": 0}
-    return {"tasks": len(per_task), "copy_gbps": copy_gbps, "median_fraction": statistics.median(per_task.values()),
-            "per_task": per_task}  # fmt: skip
+    fractions = sorted(per_task.values())
+    return {"tasks": len(per_task), "copy_gbps": copy_gbps, "median_fraction": statistics.median(fractions),
+            "p25_fraction": fractions[int(0.25 * (len(fractions) - 1))], "per_task": per_task}  # fmt: skip
 
 
 def expert_table(report: dict) -> str:
@@ -271,19 +304,23 @@ def _statuses(records: list[dict]) -> dict:
 def format_report(report: dict) -> str:
     s = summarize(report)
     lines = [f"device: {report['device']} x {report.get('gpus', 1)}, {report.get('workers_per_gpu', '?')} workers per GPU   "
-             f"expert kernels: {report['n_kernels']}   statuses: {s['statuses']}",
-             f"(a) wall {s['wall_s']:.1f} s, {s['per_kernel_s']:.2f} s/kernel -> {s['suite_projection_s'] / 60:.1f} min "
-             f"for {SUITE_SIZE} tasks; stage sums (s): "
-             + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in s["stages_s"].items())
-             + f"; timings held the GPU alone for {s['exclusive_share']:.0%} of the wall"]  # fmt: skip
+             f"expert kernels: {report['n_kernels']}   statuses: {s['statuses']}"]  # fmt: skip
+    for k, run in enumerate(s["runs"]):
+        lines.append(f"(a) run {k}: wall {run['wall_s']:.1f} s, {run['s_per_kernel']:.2f} s/kernel -> "
+                     f"{run['s_per_kernel'] * SUITE_SIZE / 60:.1f} min for {SUITE_SIZE} tasks; GPU held alone "
+                     f"{run['exclusive_share']:.0%} of the wall, longest window {run['max_exclusive_s']:.2f} s, most "
+                     f"by one attempt {run['max_exclusive_per_attempt_s']:.2f} s; stage sums (s): "
+                     + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in run["stages_s"].items()))  # fmt: skip
     rep = s.get("repeatability")
     if rep and rep.get("shapes"):
         lines.append(f"(b) repeatability over {rep['shapes']} shapes: median |delta| {rep['median_rel_delta']:.2%}, "
-                     f"p95 {rep['p95_rel_delta']:.2%}")  # fmt: skip
+                     f"p95 {rep['p95_rel_delta']:.2%}; largest:")  # fmt: skip
+        lines += [f"      {c['task']:40s} {c['shape']:20s} {c['delta']:6.1%}  {c['ms'][0]:.4g} -> {c['ms'][1]:.4g} ms "
+                  f"reps {c['reps']} iqr {c['iqr_ms']}" for c in rep["largest"]]  # fmt: skip
     bw = s.get("bandwidth")
     if bw and bw.get("tasks"):
-        lines.append(f"(c) memory-bound experts: median {bw['median_fraction']:.1%} of copy bandwidth "
-                     f"{bw['copy_gbps']:.0f} GB/s over {bw['tasks']} tasks")  # fmt: skip
+        lines.append(f"(c) memory-bound experts: median {bw['median_fraction']:.1%}, p25 {bw['p25_fraction']:.1%} of "
+                     f"copy bandwidth {bw['copy_gbps']:.0f} GB/s over {bw['tasks']} tasks")  # fmt: skip
         lines += [f"      {t:40s} {f:.1%}" for t, f in sorted(bw["per_task"].items())]
     per_task = {r["task"]: r for r in report["runs"][0]["records"]}
     lines.append("per task (run 1): status, speedup, wall s")

@@ -6,12 +6,14 @@ worker starts or any run is created.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import inspect
 import logging
 import platform
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -27,6 +29,7 @@ from kbx.eval.limits import INTERPRETER_TIMEOUT_FACTOR, scaled_timeout_s
 from kbx.eval.pool import open_evaluator
 from kbx.eval.ray_pool import RaySettings
 from kbx.eval.record import EvalRecord, Status
+from kbx.eval.watch import watch
 from kbx.inflight import QUARANTINE_AFTER, InFlightJournal, JournaledEvaluator
 from kbx.loop import Judged, TaskResult, proposers, run_suite
 from kbx.summary import summarize, table
@@ -133,7 +136,8 @@ class Job:
             if budget is not None:  # tasks read back from a cut-short run count against the job's caps
                 for call in (c.call for r in done.values() for c in r.calls):
                     budget.spend(call.cost_usd, call.tokens)
-            with _Progress(budget.progress if budget else None) as progress:
+            watching = watch(evaluator) if not sys.stderr.isatty() else threading.Event()  # a terminal has the bar
+            with _Progress(budget.progress if budget else None) as progress, _stopping(watching):
                 fresh = run_suite(self.method, todo, evaluator, cfg.iteration.rounds,
                                   on_round_start=progress.start, on_record=progress.update, parallel=self.parallel(),
                                   on_round_done=on_round_done, on_task_done=log_task,
@@ -421,6 +425,14 @@ def _record_line(round_index: int, record) -> str:
     import json
 
     return json.dumps({"round": round_index, **record.to_dict()})
+
+
+@contextlib.contextmanager
+def _stopping(event: threading.Event):
+    try:
+        yield
+    finally:
+        event.set()
 
 
 class _Progress:

@@ -66,6 +66,14 @@ class Telemetry:
         except Exception as exc:  # a counter this board lacks must not fail the measurement
             return Snapshot(ok=False, reason=f"NVML read failed: {exc}")
 
+    def sm_clock_mhz(self) -> float:
+        """The SM clock now, or 0 when NVML cannot say (GPU sleeps are counted in these cycles)."""
+        if self.handle is None:
+            return 0.0
+        try:
+            return float(self.nvml.nvmlDeviceGetClockInfo(self.handle, self.nvml.NVML_CLOCK_SM))
+        except Exception:  # NVMLError
+            return 0.0
 
     def free_memory_bytes(self) -> int:
         """Free device memory as the driver sees it (all processes), or -1 when NVML cannot say."""

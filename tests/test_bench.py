@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kbx.bench import exclusive_share, expert_table, repeatability, summarize
+from kbx.bench import exclusive_share, expert_table, repeatability, summarize, summary_data
 
 
 def _record(task, status, speedup=None, reason=""):
@@ -30,10 +30,11 @@ def test_repeatability_over_shapes_both_runs_timed():
 
     rep = repeatability(run({"a": 1.0, "b": 1.0, "c": 2.0}), run({"a": 1.0, "b": 1.1, "d": 5.0}))
     assert rep["shapes"] == 2 and abs(rep["median_rel_delta"] - 0.1 / 1.05 / 2) < 1e-12
+    assert [(c["shape"], c["ms"]) for c in rep["largest"]] == [("b", [1.0, 1.1]), ("a", [1.0, 1.0])]
 
 
-def test_exclusive_share_counts_candidate_and_baseline_timings_per_gpu():
-    run = {"wall_s": 10.0, "records": [{"time_s": 2.0, "baseline_s": 1.0}, {"time_s": 1.0, "baseline_s": 0.0}]}
+def test_exclusive_share_counts_candidate_and_baseline_windows_per_gpu():
+    run = {"wall_s": 10.0, "records": [{"exclusive_s": 3.0}, {"exclusive_s": 1.0}]}
     assert exclusive_share(run, gpus=1) == 0.4
     assert exclusive_share(run, gpus=2) == 0.2
 
@@ -43,4 +44,20 @@ def test_summary_of_a_report_from_before_the_split_fields():
               "shapes": []}  # fmt: skip
     s = summarize({"n_kernels": 1, "gpus": 1, "runs": [{"wall_s": 4.0, "records": [record]}]})
     assert s["stages_s"]["paused_s"] == 0.0 and s["stages_s"]["check_s"] == 2.0
-    assert s["exclusive_share"] == 0.125
+    assert s["exclusive_share"] == 0.0 and s["max_exclusive_s"] == 0.0 and len(s["runs"]) == 1
+
+
+def test_the_summary_data_has_the_keys_the_plots_read():
+    def rec(ms, window):
+        return {"task": "Math/add", "status": "ok", "exclusive_s": window, "max_window_s": window,
+                "shapes": [{"shape": "a", "kernel_ms_median": ms, "gbps": 2000.0, "tflops": 0.1}]}  # fmt: skip
+
+    report = {"device": "NVIDIA H100", "n_kernels": 1, "gpus": 1, "copy_gbps": 2500.0, "ridge_flops_per_byte": 20.0,
+              "runs": [{"wall_s": 2.0, "records": [rec(1.0, 0.4)]}, {"wall_s": 1.0, "records": [rec(1.02, 0.6)]}]}
+    data = summary_data(report, "python -m kbx.bench eval")
+    for key in ("device", "commit", "kernels", "runs", "repeat_median_pct", "repeat_p95_pct", "copy_bw_median_pct",
+                "copy_bw_p25_pct"):
+        assert key in data
+    assert [r["s_per_kernel"] for r in data["runs"]] == [2.0, 1.0]
+    assert [r["max_exclusive_s"] for r in data["runs"]] == [0.4, 0.6]
+    assert abs(data["repeat_median_pct"] - 100 * 0.02 / 1.01) < 1e-9 and data["copy_bw_median_pct"] == 80.0

@@ -307,3 +307,22 @@ def test_cuda_only_errors_are_unsupported_on_cpu_not_wrong():
     assert _error_status(cuda_only, "cpu") is Status.UNSUPPORTED_ON_CPU
     assert _error_status(cuda_only, "cuda:0") is Status.RUNTIME_ERROR
     assert _error_status(genuine, "cpu") is Status.RUNTIME_ERROR
+
+
+def test_comparison_in_chunks_gives_the_same_verdict_as_whole(monkeypatch):
+    """Perf-shape outputs are compared CHUNK_ELEMENTS at a time (the judge's GPU memory); the RMS
+    floor still spans the whole tensor, and a bad element in any chunk is found."""
+    from kbx.eval import compare as compare_module
+
+    gen = torch.Generator().manual_seed(0)
+    expected = torch.randn(1000, generator=gen)
+    got = expected + 1e-3 * torch.randn(1000, generator=gen)
+    got[777] += 1.0
+    tol = Tolerance(atol={"float32": 0.0}, rtol={"float32": 0.0}, rms_atol={"float32": 5e-3})
+    whole = compare(expected, got, tol)
+    monkeypatch.setattr(compare_module, "CHUNK_ELEMENTS", 64)
+    chunked = compare(expected, got, tol)
+    assert whole.status is chunked.status is Status.MISMATCH
+    assert whole.mismatch.count == chunked.mismatch.count == 1 and chunked.mismatch.indices == ((777,),)
+    z = torch.complex(expected, expected)
+    assert compare(z, z.clone(), tol).ok

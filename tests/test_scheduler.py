@@ -1,147 +1,125 @@
-"""The GPU scheduler: timings pause running checks at case boundaries instead of waiting them out."""
+"""The GPU scheduler: exclusive windows freeze everyone else, one at a time, and never starve checks."""
+
+from __future__ import annotations
 
 import threading
 import time
 
-from kbx.eval.scheduler import GpuScheduler
+import pytest
+
+from kbx.eval.scheduler import SHARED_FLOOR, FreezeFailed, GpuScheduler
 
 
-class Workers:
-    """Records what the scheduler sends; `auto_ack` answers pauses like a worker between cases."""
+class Freezer:
+    """Records freezes and thaws, as the evaluator's zygote and judges would see them."""
 
-    def __init__(self, auto_ack=True):
-        self.sent: list[tuple[str, str]] = []
-        self.auto_ack = auto_ack
-        self.scheduler: GpuScheduler | None = None
+    def __init__(self, fail: bool = False) -> None:
+        self.log: list[tuple] = []
+        self.frozen = False
+        self.fail = fail
 
-    def send(self, job_id, command):
-        self.sent.append((job_id, command))
-        if command == "pause" and self.auto_ack:
-            threading.Thread(target=self.scheduler.acknowledged, args=(job_id,)).start()
+    def __call__(self, owner: str, timer: bool):
+        if self.fail:
+            raise FreezeFailed("not confirmed")
+        assert not self.frozen, "two windows at once"
+        self.frozen = True
+        self.log.append(("freeze", owner, timer))
 
+        def thaw():
+            self.frozen = False
+            self.log.append(("thaw", owner))
 
-def make(auto_ack=True):
-    workers = Workers(auto_ack)
-    workers.scheduler = GpuScheduler(workers.send, pausing=True)
-    return workers, workers.scheduler
-
-
-def test_timing_pauses_running_checks_and_resumes_them():
-    workers, gpu = make()
-    gpu.start_check("a")
-    gpu.start_check("b")
-    with gpu.timing_slot():
-        assert sorted(c for c in workers.sent if c[1] == "pause") == [("a", "pause"), ("b", "pause")]
-        assert not [c for c in workers.sent if c[1] == "resume"]
-    assert sorted(c for c in workers.sent if c[1] == "resume") == [("a", "resume"), ("b", "resume")]
+        return thaw
 
 
-def test_a_check_that_finished_instead_of_pausing_does_not_hold_the_timing():
-    workers, gpu = make(auto_ack=False)
-    gpu.start_check("a")
-    entered = threading.Event()
-
-    def time_it():
-        with gpu.timing_slot():
-            entered.set()
-
-    t = threading.Thread(target=time_it)
-    t.start()
-    assert not entered.wait(0.2)  # waiting for "a" to acknowledge
-    gpu.end_check("a")  # "a" reported its results before reading the pause
-    assert entered.wait(2)
-    t.join()
-
-
-def test_new_checks_wait_while_a_timing_holds_the_gpu():
-    workers, gpu = make()
-    started = threading.Event()
-    with gpu.timing_slot():
-        t = threading.Thread(target=lambda: (gpu.start_check("late"), started.set()))
-        t.start()
-        assert not started.wait(0.2)
-    assert started.wait(2)
-    t.join()
-    assert ("late", "check") in workers.sent
-
-
-def test_a_late_acknowledgement_of_an_earlier_pause_does_not_count_for_the_next():
-    workers, gpu = make(auto_ack=False)
-    gpu.start_check("a")
-    gpu.pauses_sent["a"] = 1  # an earlier timing paused "a" and gave up waiting
-    gpu.acknowledged("a")  # ...whose acknowledgement arrives only now
-    entered = threading.Event()
-    t = threading.Thread(target=lambda: [entered.set() for _ in [gpu.timing_slot().__enter__()]])
-    t.start()
-    assert not entered.wait(0.2)  # the new pause is still unacknowledged
-    gpu.acknowledged("a")
-    assert entered.wait(2)
-    t.join()
-
-
-def test_time_spent_paused_is_counted():
-    workers, gpu = make()
-    mark = gpu.paused_since(0.0)
-    with gpu.timing_slot():
-        time.sleep(0.1)
-    assert gpu.paused_since(mark) >= 0.1
-
-
-def test_a_timing_waits_for_judge_comparisons_and_holds_new_ones_back():
-    workers, gpu = make()
-    events = []
-    comparing = threading.Event()
-
-    def compare(name, hold=0.0):
-        with gpu.judge_slot():
-            events.append(f"{name} in")
-            comparing.set()
-            time.sleep(hold)
-            events.append(f"{name} out")
-
-    first = threading.Thread(target=compare, args=("a", 0.3))
-    first.start()
-    assert comparing.wait(2)
-
-    def time_it():
-        with gpu.timing_slot():
-            events.append("timing")
-            time.sleep(0.2)
-
-    timer = threading.Thread(target=time_it)
-    timer.start()
-    time.sleep(0.1)
-    second = threading.Thread(target=compare, args=("b",))
-    second.start()
-    for t in (first, timer, second):
-        t.join(5)
-    assert events == ["a in", "a out", "timing", "b in", "b out"]
-
-
-def test_nothing_is_paused_on_a_cpu():
-    events = []
-    gpu = GpuScheduler(lambda job, command: events.append(command), pausing=False)
-    gpu.start_check("a")
-    with gpu.timing_slot():
+def test_a_window_freezes_everyone_but_its_owner_and_thaws_after():
+    freezer = Freezer()
+    gpu = GpuScheduler(freezer)
+    with gpu.exclusive("a"):
+        assert freezer.frozen
+    with gpu.exclusive(timer=True):
         pass
-    assert events == ["check"]
+    assert freezer.log == [("freeze", "a", False), ("thaw", "a"), ("freeze", "", True), ("thaw", "")]
+    assert gpu.windows == 2
 
 
-def test_a_new_check_waits_for_device_memory_unless_it_would_be_alone():
-    free = {"bytes": 1 << 30}
-    events = []
-    gpu = GpuScheduler(lambda job, command: events.append((job, command)), pausing=True,
-                       free_bytes=lambda: free["bytes"], min_free_bytes=8 << 30)  # fmt: skip
-    gpu.start_check("first")  # nothing else runs: it starts whatever memory is free
+def test_windows_never_overlap():
+    freezer = Freezer()  # asserts on a second freeze while one is in place
+    gpu = GpuScheduler(freezer)
+    inside = []
+
+    def owner(name):
+        with gpu.exclusive(name):
+            inside.append(name)
+            time.sleep(0.01)
+
+    threads = [threading.Thread(target=owner, args=(f"j{i}",)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(inside) == [f"j{i}" for i in range(6)] and not freezer.frozen
+
+
+def test_a_check_does_not_start_inside_a_window():
+    gpu = GpuScheduler(Freezer())
     started = threading.Event()
-    t = threading.Thread(target=lambda: (gpu.start_check("second"), started.set()))
-    t.start()
-    assert not started.wait(1.0)  # 1 GiB free of the 8 asked for
-    free["bytes"] = 9 << 30
-    assert started.wait(2)
-    t.join()
-    gpu.end_check("first")
-    gpu.end_check("second")
-    unknown = GpuScheduler(lambda job, command: None, pausing=True, free_bytes=lambda: -1, min_free_bytes=8 << 30)
-    unknown.start_check("a")
-    unknown.start_check("b")  # NVML cannot say: memory never blocks a check
+    with gpu.exclusive("a"):
+        threading.Thread(target=gpu.start_check, args=("b", started.set)).start()
+        assert not started.wait(0.2)  # it would run unfrozen beside the timing
+    assert started.wait(5)
+
+
+def test_shared_work_gets_its_floor_between_back_to_back_windows():
+    gpu = GpuScheduler(Freezer())
+    window_s = 0.2
+    with gpu.exclusive("a"):
+        time.sleep(window_s)
+    ended = time.monotonic()
+    with gpu.exclusive("b"):
+        began = time.monotonic()
+    assert began - ended >= SHARED_FLOOR * window_s * 0.9
+
+
+def test_frozen_time_counts_the_window_in_progress():
+    gpu = GpuScheduler(Freezer())
+    mark = gpu.frozen_since(0.0)
+    with gpu.exclusive("a"):
+        time.sleep(0.1)
+        assert gpu.frozen_since(mark) >= 0.1  # a deadline checked mid-window already excludes it
+    assert gpu.frozen_since(mark) >= 0.1 and gpu.longest_window_s >= 0.1
+
+
+def test_a_freeze_that_fails_ends_the_window_cleanly():
+    gpu = GpuScheduler(Freezer(fail=True))
+    with pytest.raises(FreezeFailed):
+        with gpu.exclusive("a"):
+            pass
+    started = threading.Event()
+    gpu.start_check("b", started.set)
+    assert started.is_set() and not gpu.in_window
+
+
+def test_nothing_is_frozen_on_a_cpu():
+    gpu = GpuScheduler(None)
+    with gpu.exclusive("a"):
+        pass
+    started = threading.Event()
+    gpu.start_check("b", started.set)
+    assert started.is_set()
+
+
+def test_a_new_check_waits_for_device_memory():
+    free = [1 << 30]
+    gpu = GpuScheduler(Freezer(), free_bytes=lambda: free[0], min_free_bytes=8 << 30)
+    first, second = threading.Event(), threading.Event()
+    gpu.start_check("a", first.set)  # alone on the device: starts whatever memory says
+    threading.Thread(target=gpu.start_check, args=("b", second.set)).start()
+    assert first.is_set() and not second.wait(0.3)
+    free[0] = 16 << 30
+    assert second.wait(5)
+    unknown = GpuScheduler(Freezer(), free_bytes=lambda: -1, min_free_bytes=8 << 30)
+    unknown.start_check("a", lambda: None)
+    done = threading.Event()
+    unknown.start_check("b", done.set)  # NVML cannot say: never blocks
+    assert done.is_set()

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from kbx.eval.timing import _summary, energy_calls
+from kbx.eval.record import Status
 from kbx.eval.timing_policy import SUSPECT_SPEEDUP, TimingPolicy, combine
 from kbx.tasks import discover
 
@@ -15,16 +16,16 @@ POLICY = TimingPolicy()
 
 def test_host_time_within_launch_overhead_is_not_suspect():
     row = _summary([0.05] * 10, [0.03] * 10, POLICY)  # 30 us of host time beyond the GPU's window
-    assert row["host_suspect"] == "" and row["median_ms"] == 0.05 and row["reps"] == 10
+    assert row["hidden_work"] == "" and row["median_ms"] == 0.05 and row["reps"] == 10
 
 
 def test_host_time_far_beyond_the_gpu_window_is_suspect():
     row = _summary([0.05] * 10, [2.4] * 10, POLICY)  # e.g. work on a side stream the events do not see
-    assert row["host_suspect"].startswith("host wall time exceeds the GPU's by 2.400 ms")
+    assert row["hidden_work"].startswith("host wall time exceeds the GPU's by 2.400 ms")
 
 
 def test_long_kernels_get_proportional_host_slack():
-    assert _summary([10.0] * 5, [1.0] * 5, POLICY)["host_suspect"] == ""  # 10 % of a 10 ms kernel
+    assert _summary([10.0] * 5, [1.0] * 5, POLICY)["hidden_work"] == ""  # 10 % of a 10 ms kernel
 
 
 def _row(shape, ms, ok=True):
@@ -35,17 +36,26 @@ def _row(shape, ms, ok=True):
 def test_speedup_is_the_geometric_mean_over_shapes_both_sides_timed():
     task = discover()["Math/add"]
     kernel = [_row("a", 1.0), _row("b", 4.0), _row("c", 1.0)]
-    baseline = [_row("a", 2.0), _row("b", 1.0), _row("c", 1.0, ok=False)]  # c: the baseline failed there
-    rows, speedup, suspect = combine(task, kernel, baseline)
-    assert [r.shape for r in rows] == ["a", "b"]
-    assert speedup == pytest.approx(math.sqrt(2.0 * 0.25)) and suspect == ""
-    assert rows[0].gbps == pytest.approx(1e9 / 1e-3 / 1e9)
+    baseline = {"a": _row("a", 2.0), "b": _row("b", 1.0), "c": _row("c", 1.0, ok=False)}  # c: the baseline failed
+    out = combine(task, kernel, baseline)
+    assert [r.shape for r in out.rows] == ["a", "b"]
+    assert out.speedup == pytest.approx(math.sqrt(2.0 * 0.25)) and out.status is Status.OK and out.reason == ""
+    assert out.rows[0].gbps == pytest.approx(1e9 / 1e-3 / 1e9)
+
+
+def test_hidden_work_in_a_timing_fails_the_kernel_itself():
+    task = discover()["Math/add"]
+    kernel = [{**_row("a", 0.01), "hidden_work": "host wall time exceeds the GPU's by 2.4 ms"}]
+    out = combine(task, kernel, {"a": _row("a", 1.0)})
+    assert out.status is Status.HIDDEN_WORK and "shape a" in out.reason
+    assert not Status.HIDDEN_WORK.correct and Status.HIDDEN_WORK.compiled and Status.HIDDEN_WORK.judged
 
 
 def test_a_speedup_above_the_review_threshold_is_flagged():
     task = discover()["Math/add"]
-    _, speedup, suspect = combine(task, [_row("a", 1.0)], [_row("a", 2 * SUSPECT_SPEEDUP)])
-    assert speedup == pytest.approx(2 * SUSPECT_SPEEDUP) and "flagged for review" in suspect
+    out = combine(task, [_row("a", 1.0)], {"a": _row("a", 2 * SUSPECT_SPEEDUP)})
+    assert out.speedup == pytest.approx(2 * SUSPECT_SPEEDUP) and "flagged for review" in out.reason
+    assert out.status is Status.TIMING_SUSPECT
 
 
 def test_energy_burst_is_sized_by_the_slower_of_event_and_host_time():
@@ -55,7 +65,7 @@ def test_energy_burst_is_sized_by_the_slower_of_event_and_host_time():
     pol = TimingPolicy()
     event_ms, host_ms = 0.004, 20.0
     row = _summary([event_ms] * 20, [host_ms - event_ms] * 20, pol)
-    assert row["host_suspect"]
+    assert row["hidden_work"]
     calls = energy_calls(pol, max(row["median_ms"], row["host_median_ms"]))
     assert calls * host_ms <= 2 * pol.energy_burst_ms
     assert energy_calls(pol, event_ms) * host_ms > 1000 * pol.energy_burst_ms  # what the events alone would ask

@@ -2,13 +2,16 @@
 
 Every method, the CLI, `kbx.evaluate` and the benchmarks go through `Evaluator.evaluate`.
 Per device there is one zygote (forks a fresh worker per attempt), a pool of judges (references
-and verdicts) and a timer (the eager baselines). Attempts run concurrently up to `EvalSettings.workers`; a timing on a GPU has the
-device to itself: other workers' cases pause and judge comparisons wait (kbx.eval.scheduler).
+and verdicts) and a timer (the eager baselines). Attempts run concurrently up to
+`EvalSettings.workers`. On a GPU each perf shape is prepared while the GPU is shared and measured
+in a short exclusive window, kernel and baseline alike, with everyone else frozen
+(kbx.eval.scheduler says who may use the GPU when).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import math
 import queue
@@ -23,15 +26,15 @@ from pathlib import Path
 
 from kbx.eval import timing_policy, workdirs
 from kbx.eval.isolation import require_sandbox
-from kbx.telemetry import Telemetry
 from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, JudgePool, ZygoteClient
 from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, Status, truncate
 from kbx.eval.sandbox_env import protect_process, redact
-from kbx.eval.scheduler import GpuScheduler
+from kbx.eval.scheduler import FreezeFailed, GpuScheduler
 from kbx.eval.source import check_syntax
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, TaskInfo
-from kbx.worker.child import HARNESS_ERROR, READY
+from kbx.telemetry import Telemetry
+from kbx.worker.child import HARNESS_ERROR, MEASURE, MEASURED, PREPARED, READY
 from kbx.worker.sandbox import NAMESPACES, SANDBOX_ENV
 
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
@@ -39,7 +42,8 @@ EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is 
 SECRET_SEED_BITS = 31
 SHM_DIR = "/dev/shm"
 SHM_MIN_FREE_BYTES = 16 * 2**30  # perf-shape outputs of a few concurrent workers must fit
-JUDGES_GPU = 4  # judge processes on a GPU machine: verdicts in parallel with the timings
+JUDGES_GPU = 4  # judge processes on a GPU machine, at least: one per two attempts in flight beyond that
+WINDOW_SLACK_S = 1.0  # beyond a window's planned length (quiet wait, budget, one call) before its owner is killed
 STACK_DUMP_WAIT_S = 1.0  # for the signalled processes to write their stacks
 STACK_DUMP_CHARS = 3000  # of each log, in a stack dump
 MAX_HARNESS_RETRIES = 2  # an attempt hit by a failure of kbx's own machinery is redone this often
@@ -122,14 +126,15 @@ class Evaluator:
             env["TRITON_INTERPRET"] = "1"
             env["CUDA_VISIBLE_DEVICES"] = ""
         self.zygote = ZygoteClient(env, self.workdir / "zygote.log")
-        self.judges = JudgePool(env, self.workdir, s.judges or (JUDGES_GPU if s.on_gpu else 1))
+        self.judges = JudgePool(env, self.workdir, s.judges or (max(JUDGES_GPU, s.workers // 2) if s.on_gpu else 1))
         self.timer = JudgeClient(env, self.workdir / "timer.log")  # baselines, so verdicts never wait on them
         meter = Telemetry(s.gpu_index) if s.on_gpu else None
-        self.gpu = GpuScheduler(self.zygote.send, pausing=s.on_gpu, free_bytes=meter and meter.free_memory_bytes,
+        self.gpu = GpuScheduler(self._freeze if s.on_gpu else None, free_bytes=meter and meter.free_memory_bytes,
                                 min_free_bytes=int(s.min_free_gpu_gb * 2**30))  # fmt: skip
-        self.zygote.on_paused = self.gpu.acknowledged
-        self.baselines: dict[str, list[dict]] = {}
-        self.baseline_lock = threading.Lock()
+        for client in [*self.judges.clients, self.timer]:
+            client.frozen_s = lambda: self.gpu.frozen_since(0.0)
+        self.baselines: dict[tuple, dict] = {}  # (task, version, shape) -> the reference's timing row, per run
+        self.timer_lock = threading.Lock()  # taken before a window, never inside one
         # evaluate() may be called from many threads at once (one per task); attempts in flight
         # over all of them never exceed `workers`.
         self.slots = threading.BoundedSemaphore(max(1, s.workers))
@@ -153,6 +158,35 @@ class Evaluator:
     ) -> list[EvalRecord]:
         """Judge attempts concurrently; records come back in input order."""
         return evaluate_all(self.evaluate_one, attempts, self.settings.workers, on_record)
+
+    def _freeze(self, owner: str, timer: bool):
+        """Stop everyone who could use the GPU but `owner`'s worker (and the timer, with `timer`);
+        the thaw. Judges are stopped first: their work in flight drains while the zygote walks."""
+        judges = [*self.judges.clients, *([] if timer else [self.timer])]
+        for judge in judges:
+            judge.stop()
+
+        def thaw() -> None:
+            self.zygote.thaw()
+            for judge in judges:
+                judge.cont()
+
+        if not self.zygote.freeze({owner} if owner else set()):
+            thaw()
+            raise FreezeFailed("the worker pool did not confirm that every other candidate was stopped")
+        return thaw
+
+    def progress(self) -> str:
+        """One line: attempts per stage, and how long the GPU has been held alone so far."""
+        stages: dict[str, int] = {}
+        for _, phase, _ in self.in_flight():
+            stage = phase.split(" (")[0]  # "timed alone (shape)" counts as "timed alone"
+            stages[stage] = stages.get(stage, 0) + 1
+        counts = ", ".join(f"{n} {phase}" for phase, n in sorted(stages.items())) or "nothing in flight"
+        if not self.settings.on_gpu:
+            return counts
+        return (f"{counts}; GPU held alone {self.gpu.frozen_since(0.0):.0f} s in {self.gpu.windows} windows "
+                f"(longest {self.gpu.longest_window_s:.2f} s)")  # fmt: skip
 
     def in_flight(self) -> list[tuple[str, str, float]]:
         """(task, phase, seconds in it) for every attempt under way: where a slow run is stuck."""
@@ -224,10 +258,12 @@ class _Run:
     def _new_try(self) -> None:
         self.job_id = uuid.uuid4().hex[:12]
         self.job_dir = self.ev.workdir / "jobs" / self.job_id
-        self.stage_s = {"judge_s": 0.0, "paused_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0}  # see EvalRecord
+        self.stage_s = {"judge_s": 0.0, "time_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0, "exclusive_s": 0.0,
+                        "max_window_s": 0.0}  # see EvalRecord; fmt: skip
         self.exited = False
         self.ready = False  # the worker said it is about to run candidate code
         self.sandbox_s = 0.0
+        self.frozen_mark = self.ev.gpu.frozen_since(0.0)
 
     def _try(self) -> EvalRecord:
         ev, s = self.ev, self.ev.settings
@@ -243,25 +279,21 @@ class _Run:
             "memory_limit_bytes": 0 if s.on_gpu else int(s.memory_limit_gb * 2**30),
             "sandbox": s.sandbox, "task_digest": self.task.digest,
         }  # fmt: skip
-        events = ev.zygote.spawn(job)
+        self.events = ev.zygote.spawn(job)
         try:
             self._phase("waiting to check")
-            ev.gpu.start_check(self.job_id)
+            ev.gpu.start_check(self.job_id, lambda: ev.zygote.send(self.job_id, "check"))
             self._phase("checking")
-            paused_mark = ev.gpu.paused_since(0.0)
             try:
-                checked = self._wait(events, "checked", s.check_timeout_s)
+                checked = self._wait("checked", s.check_timeout_s)
             finally:
                 ev.gpu.end_check(self.job_id)
-                self.stage_s["paused_s"] = ev.gpu.paused_since(paused_mark)
             if checked["event"] != "checked":
                 return self._failed_worker(checked, s.check_timeout_s)
             if checked["stage_status"] != "ran":
                 return self._record(Status(checked["stage_status"]), checked, reason=_first_line(checked["message"]))
             verdict = self._judge({"op": "compare", "task": self.task.id, "digest": self.task.digest, "seeds": seeds,
                                    "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
-            if "error" in verdict:
-                raise _HarnessFailure(f"judge failed: {verdict['error']}")
             status = Status(verdict["status"])
             fields = {k: verdict[k] for k in ("error_type", "cases_total", "cases_passed")}
             fields["message"] = verdict["message"]
@@ -271,80 +303,138 @@ class _Run:
                 return self._record(status, checked, reason=verdict["reason"], timing_skipped_reason=skipped, **fields)
             return self._timed(checked, fields)
         finally:
-            self._finish(events)
+            self._finish()
 
     def _timed(self, checked: dict, fields: dict) -> EvalRecord:
+        """Each perf shape: the worker prepares it (GPU shared), the baseline is made ready, then the
+        worker measures it in an exclusive window."""
         ev, s = self.ev, self.ev.settings
-        self._phase("waiting for the GPU")
-        waiting = time.perf_counter()
-        with ev.gpu.timing_slot():
-            self.stage_s["gpu_wait_s"] = time.perf_counter() - waiting
-            self._phase("timing")
-            baseline = self._baseline()
-            ev.zygote.send(self.job_id, "time")
-            timed = self._wait(ev.zygote.queues[self.job_id], "timed", s.time_timeout_s)
-        if timed["event"] != "timed":
-            return self._failed_worker(timed, s.time_timeout_s, during="timing")
+        started = time.perf_counter()
+        self._phase("preparing a timing")
+        ev.zygote.send(self.job_id, "time")
+        baselines: dict[str, dict] = {}
+        last_shape = self.task.spec.perf[-1].name
+        while True:
+            msg = self._wait((PREPARED, "timed"), s.time_timeout_s)
+            if msg["event"] not in (PREPARED, "timed"):
+                return self._failed_worker(msg, s.time_timeout_s, during="timing")
+            if msg["event"] == "timed":
+                break
+            shape = msg["shape"]
+            baselines[shape] = self._baseline(shape, energy=shape == last_shape)
+            measured = self._window(shape, float(msg["estimate_ms"] or 0.0))
+            if measured["event"] != MEASURED:
+                return self._failed_worker(measured, self._window_limit_s(msg["estimate_ms"]), during="timed alone")
+            row = measured["row"]
+            if not row.get("quiet", True) and not row.get("hidden_work"):  # the kernel's own hidden work is its fault
+                raise _HarnessFailure(f"shape {shape}: the GPU did not go quiet for the timing (another process "
+                                      "kept using it)")  # fmt: skip
+            self._phase("preparing a timing")
+        timed = msg
         self._phase("saving timed outputs")
-        saved = self._wait(ev.zygote.queues[self.job_id], "saved", s.time_timeout_s)
+        saved = self._wait("saved", s.time_timeout_s)
         if saved["event"] != "saved":
             return self._failed_worker(saved, s.time_timeout_s, during="saving timed outputs")
-        if isinstance(baseline, str):
-            raise _HarnessFailure(baseline)
+        self.stage_s["time_s"] = time.perf_counter() - started
         recheck = self._judge({"op": "compare_perf", "task": self.task.id, "digest": self.task.digest,
                                "rows": timed["rows"], "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
-        if "error" in recheck:
-            raise _HarnessFailure(f"judge failed: {recheck['error']}")
         if recheck["status"] != Status.OK.value:
             fields["mismatch"] = _mismatch(recheck["mismatch"])
             return self._record(Status(recheck["status"]), checked, reason=recheck["reason"], **fields)
-        shapes, speedup, suspect = timing_policy.combine(self.task, timed["rows"], baseline)
-        status = Status.TIMING_SUSPECT if suspect else Status.OK
+        combined = timing_policy.combine(self.task, timed["rows"], baselines)
         return self._record(
-            status, checked, reason=suspect, timed=True, speedup=speedup, shapes=tuple(shapes),
-            runtime_ms=math.fsum(r.kernel_ms_median for r in shapes),
-            baseline_ms=math.fsum(r.baseline_ms_median for r in shapes), time_s=timed.get("time_s", 0.0), **fields,
+            combined.status, checked, reason=combined.reason, timed=True, speedup=combined.speedup,
+            shapes=tuple(combined.rows), runtime_ms=math.fsum(r.kernel_ms_median for r in combined.rows),
+            baseline_ms=math.fsum(r.baseline_ms_median for r in combined.rows), **fields,
         )  # fmt: skip
 
+    def _window(self, shape: str, estimate_ms: float) -> dict:
+        """Let the worker measure `shape` with the GPU to itself: its "measured" event (or how it ended)."""
+        self._phase(f"waiting for a window ({shape})")
+        waiting = time.perf_counter()
+        with self._exclusive(owner=self.job_id):
+            self.stage_s["gpu_wait_s"] += time.perf_counter() - waiting
+            self._phase(f"timed alone ({shape})")
+            self.ev.zygote.send(self.job_id, MEASURE)
+            return self._wait(MEASURED, self._window_limit_s(estimate_ms), frozen_counts=False)
+
+    @contextlib.contextmanager
+    def _exclusive(self, owner: str = "", timer: bool = False):
+        started = time.perf_counter()
+        try:
+            with self.ev.gpu.exclusive(owner, timer):
+                yield
+        except FreezeFailed as exc:
+            raise _HarnessFailure(str(exc)) from exc
+        finally:
+            length = time.perf_counter() - started
+            self.stage_s["exclusive_s"] += length
+            self.stage_s["max_window_s"] = max(self.stage_s["max_window_s"], length)
+
+    def _window_limit_s(self, estimate_ms) -> float:
+        pol = self.ev.settings.timing
+        call_s = min(float(estimate_ms or 0.0) * 1e-3, pol.side_budget_s + pol.exclusive_grace_s)
+        return pol.quiet_wait_s + pol.side_budget_s + call_s + WINDOW_SLACK_S
+
     def _judge(self, request: dict) -> dict:
+        """The judge's reply; a failure of the judge itself is kbx's, so the attempt is redone."""
         started = time.perf_counter()
         self._phase(f"judge {request['op']}")
         timeout = self.ev.settings.judge_timeout_s
         with self.ev.judges.lease() as judge:
-            loaded = judge.request({"op": "load", "outputs": request["outputs"]}, timeout)  # CPU only
-            with self.ev.gpu.judge_slot():
-                reply = loaded if "error" in loaded else judge.request(request, timeout)
+            loaded = judge.request({"op": "load", "outputs": request["outputs"]}, timeout)
+            reply = loaded if "error" in loaded else judge.request(request, timeout)
         self.stage_s["judge_s"] += time.perf_counter() - started
+        if "error" in reply:
+            raise _HarnessFailure(f"judge failed: {reply['error']}")
         return reply
 
-    def _baseline(self) -> list[dict] | str:
-        """Live reference timings for this task, measured once per run on this device by the timer
-        (a second judge process), inside the caller's timing slot."""
+    def _baseline(self, shape: str, energy: bool) -> dict:
+        """The reference's timing row for `shape`, measured once per run on this device by the timer
+        (prepared while the GPU is shared, measured in its own window); raises _HarnessFailure."""
         ev = self.ev
-        with ev.baseline_lock:
-            if self.task.id not in ev.baselines:
-                started = time.perf_counter()
-                reply = ev.timer.request({"op": "baseline", "task": self.task.id, "digest": self.task.digest,
-                                          "timing": dataclasses.asdict(ev.settings.timing)},
-                                         ev.settings.judge_timeout_s)  # fmt: skip
-                self.stage_s["baseline_s"] = time.perf_counter() - started
-                if "error" in reply:
-                    return f"reference timing failed: {reply['error']}"
-                ev.baselines[self.task.id] = reply["rows"]
-            return ev.baselines[self.task.id]
+        key = (self.task.id, self.task.spec.version, shape)
+        if key in ev.baselines:
+            return ev.baselines[key]
+        self._phase(f"waiting for the timer ({shape})")
+        with ev.timer_lock:
+            if key in ev.baselines:
+                return ev.baselines[key]
+            started = time.perf_counter()
+            self._phase(f"baseline ({shape})")
+            pol = ev.settings.timing
+            prepared = ev.timer.request({"op": "baseline_prepare", "task": self.task.id, "digest": self.task.digest,
+                                         "shape": shape, "timing": dataclasses.asdict(pol)},
+                                        ev.settings.judge_timeout_s)  # fmt: skip
+            if "error" in prepared:
+                raise _HarnessFailure(f"reference timing failed: {prepared['error']}")
+            with self._exclusive(timer=True):
+                reply = ev.timer.request({"op": "baseline_measure", "task": self.task.id, "shape": shape,
+                                          "energy": energy}, self._window_limit_s(prepared["estimate_ms"]))  # fmt: skip
+            self.stage_s["baseline_s"] += time.perf_counter() - started
+            row = reply.get("row") or {}
+            if "error" in reply or not row.get("ok") or not row.get("quiet", True) or row.get("hidden_work"):
+                why = reply.get("error") or row.get("error") or row.get("hidden_work") or "the GPU did not go quiet"
+                raise _HarnessFailure(f"reference timing failed at {shape}: {why}")
+            ev.baselines[key] = row
+            return row
 
-    def _wait(self, events: queue.Queue, wanted: str, timeout_s: float) -> dict:
-        """The worker's next `wanted` event, or its end; time it spent paused for others' timings
-        does not count against `timeout_s`. Raises _HarnessFailure when the worker pool died, or
-        the worker failed before it was ready to run candidate code."""
-        started, paused_mark = time.monotonic(), self.ev.gpu.paused_since(0.0)
+    def _wait(self, wanted: str | tuple[str, ...], timeout_s: float, frozen_counts: bool = True) -> dict:
+        """The worker's next `wanted` event, or its end; time it spent frozen for others' windows
+        does not count against `timeout_s` (`frozen_counts=False` inside its own window). Raises
+        _HarnessFailure when the worker pool died, or the worker failed before it was ready to
+        run candidate code."""
+        wanted = (wanted,) if isinstance(wanted, str) else wanted
+        gpu = self.ev.gpu
+        started, frozen_mark = time.monotonic(), gpu.frozen_since(0.0)
         while True:
-            remaining = timeout_s - (time.monotonic() - started - self.ev.gpu.paused_since(paused_mark))
+            frozen = gpu.frozen_since(frozen_mark) if frozen_counts else 0.0
+            remaining = timeout_s - (time.monotonic() - started - frozen)
             if remaining <= 0:
                 self.ev.zygote.kill(self.job_id)
                 return {"event": "timeout"}
             try:
-                msg = events.get(timeout=remaining)
+                msg = self.events.get(timeout=min(remaining, 1.0))
             except queue.Empty:
                 continue
             event = msg["event"]
@@ -358,7 +448,7 @@ class _Run:
             elif not self.ready and event in (HARNESS_ERROR, "exit"):
                 why = msg.get("message") or f"exit code {msg.get('code')}, signal {msg.get('signal')}"
                 raise _HarnessFailure(f"the worker failed while setting up, before any candidate code ran: {why}")
-            elif event in (wanted, "exit", "garbled"):
+            elif event in (*wanted, "exit", "garbled"):
                 return msg
 
     def _failed_worker(self, msg: dict, timeout_s: float, during: str = "checking") -> EvalRecord:
@@ -378,7 +468,7 @@ class _Run:
         return self._record(Status.CRASHED, {}, reason=f"the worker exited with code {code} while {during}, "
                             "before reporting")  # fmt: skip
 
-    def _finish(self, events: queue.Queue) -> None:
+    def _finish(self) -> None:
         """Let the worker go (or kill it) and wait for its exit, so no process outlives its attempt."""
         ev = self.ev
         if not self.exited:
@@ -393,7 +483,7 @@ class _Run:
                 killed, deadline = True, time.monotonic() + EXIT_GRACE_S
                 continue
             try:
-                self.exited = events.get(timeout=remaining)["event"] in ("exit", ZYGOTE_DIED)
+                self.exited = self.events.get(timeout=remaining)["event"] in ("exit", ZYGOTE_DIED)
             except queue.Empty:
                 continue
         ev.zygote.forget(self.job_id)
@@ -411,6 +501,7 @@ class _Run:
             check_s=float(checked.get("check_s", 0.0)),
             triton_launches=int(checked.get("launches", 0)),
             **self.stage_s,
+            paused_s=max(0.0, self.ev.gpu.frozen_since(self.frozen_mark) - self.stage_s["exclusive_s"]),
             wall_s=time.perf_counter() - self.started,
             harness_retries=self.retries,
             sandbox_s=self.sandbox_s,

@@ -75,6 +75,10 @@ class EvaluatorPool:
                 for index, member in zip(self.gpu_indices, self.members, strict=True)
                 for task, phase, secs in member.in_flight()]  # fmt: skip
 
+    def progress(self) -> str:
+        return "; ".join(f"gpu {index}: {member.progress()}"
+                         for index, member in zip(self.gpu_indices, self.members, strict=True))  # fmt: skip
+
     def dump_stacks(self) -> str:
         return "\n".join(f"=== gpu {index} ===\n{member.dump_stacks()}"
                          for index, member in zip(self.gpu_indices, self.members, strict=True))  # fmt: skip

@@ -10,9 +10,11 @@ import contextlib
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,6 +23,8 @@ from kbx.eval.sandbox_env import scrubbed_env
 ZYGOTE_DIED = "zygote_died"
 CLOSE_WAIT_S = 10.0
 JUDGE_START_TIMEOUT_S = 300.0  # a judge's start-up (imports), apart from any request's deadline
+FREEZE_TIMEOUT_S = 10.0  # for the zygote to stop every candidate's tree
+REPLY_POLL_S = 1.0  # how often a waiting request re-reads the time its judge spent frozen
 
 
 class _WorkerProcess:
@@ -66,7 +70,8 @@ class ZygoteClient(_WorkerProcess):
     def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
         super().__init__(env_extra, log_path)
         self.queues: dict[str, queue.Queue] = {}
-        self.on_paused: Callable[[str], None] = lambda job_id: None  # see kbx.eval.scheduler
+        self.frozen: queue.Queue = queue.Queue()  # the zygote's answers to "freeze"
+        self.freezes = 0
 
     def _started(self, proc: subprocess.Popen) -> None:
         threading.Thread(target=self._pump, args=(proc,), daemon=True).start()
@@ -77,8 +82,8 @@ class ZygoteClient(_WorkerProcess):
                 msg = json.loads(line)
             except ValueError:
                 continue
-            if msg.get("event") == "paused":
-                self.on_paused(msg.get("id", ""))
+            if msg.get("event") == "frozen":
+                self.frozen.put(msg)
                 continue
             q = self.queues.get(msg.get("id"))
             if q is not None:
@@ -111,6 +116,26 @@ class ZygoteClient(_WorkerProcess):
     def forget(self, job_id: str) -> None:
         self.queues.pop(job_id, None)
 
+    def freeze(self, spared: set[str]) -> bool:
+        """Stop every candidate's process tree except the `spared` jobs'; whether the zygote
+        confirmed it (kbx.worker.freezer). `thaw` undoes it."""
+        if self.proc is None:
+            return True  # no zygote yet, so no candidate to stop
+        self.freezes += 1
+        self._send({"op": "freeze", "except": sorted(spared), "token": self.freezes})
+        deadline = time.monotonic() + FREEZE_TIMEOUT_S
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                if self.frozen.get(timeout=remaining).get("token") == self.freezes:
+                    return True
+            except queue.Empty:
+                break
+        return False
+
+    def thaw(self) -> None:
+        if self.proc is not None:
+            self._send({"op": "thaw"})
+
     def signal_child(self, job_id: str, signum: int) -> None:
         """Through the zygote: its children's pids are those of its own PID namespace."""
         self._send({"op": "signal", "id": job_id, "signum": int(signum)})
@@ -125,6 +150,20 @@ class JudgeClient(_WorkerProcess):
         super().__init__(env_extra, log_path)
         self.replies: queue.Queue = queue.Queue()
         self.serving = False
+        self.frozen_s: Callable[[], float] = lambda: 0.0  # seconds held frozen so far (kbx.eval.scheduler)
+
+    def stop(self) -> None:
+        """SIGSTOP, for another attempt's exclusive GPU window; `cont` resumes."""
+        self._signal_process(signal.SIGSTOP)
+
+    def cont(self) -> None:
+        self._signal_process(signal.SIGCONT)
+
+    def _signal_process(self, signum: int) -> None:
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signum)
 
     def _started(self, proc: subprocess.Popen) -> None:
         self.replies = queue.Queue()
@@ -155,15 +194,21 @@ class JudgeClient(_WorkerProcess):
             return self._ask(proc, msg, timeout_s)
 
     def _ask(self, proc: subprocess.Popen, msg: dict, timeout_s: float) -> dict:
+        """The reply, or an error once `timeout_s` passed without it; time the judge spent frozen
+        for other attempts' windows does not count."""
         try:
             proc.stdin.write((json.dumps(msg) + "\n").encode())
             proc.stdin.flush()
-            return self.replies.get(timeout=timeout_s)
-        except queue.Empty:
-            proc.kill()
-            return {"error": f"the judge did not answer within {timeout_s:.0f} s"}
         except (BrokenPipeError, OSError) as exc:
             return {"error": f"the judge process is gone: {exc}"}
+        started, frozen_mark = time.monotonic(), self.frozen_s()
+        while (remaining := timeout_s - (time.monotonic() - started - (self.frozen_s() - frozen_mark))) > 0:
+            try:
+                return self.replies.get(timeout=min(remaining, REPLY_POLL_S))
+            except queue.Empty:
+                continue
+        proc.kill()
+        return {"error": f"the judge did not answer within {timeout_s:.0f} s"}
 
 
 class JudgePool:

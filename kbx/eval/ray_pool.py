@@ -95,6 +95,9 @@ class EvaluatorActor:
     def in_flight(self) -> list[tuple[str, str, float]]:
         return self.ev.in_flight()
 
+    def progress(self) -> str:
+        return self.ev.progress()
+
     def dump_stacks(self) -> str:
         return self.ev.dump_stacks()
 
@@ -283,6 +286,16 @@ class RayEvaluatorPool:
             except ray.exceptions.RayError as exc:
                 rows.append((f"[{m.name}]", f"no answer ({type(exc).__name__})", 0.0))
         return rows
+
+    def progress(self) -> str:
+        ray = _ray()
+        parts = []
+        for m in [m for m in self.members if m.alive]:
+            try:
+                parts.append(f"{m.name}: {ray.get(m.handle.progress.remote(), timeout=ADMIN_TIMEOUT_S)}")
+            except ray.exceptions.RayError as exc:
+                parts.append(f"{m.name}: no answer ({type(exc).__name__})")
+        return "; ".join(parts)
 
     def dump_stacks(self) -> str:
         ray = _ray()

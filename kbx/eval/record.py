@@ -33,7 +33,8 @@ class Status(str, enum.Enum):
     WRONG_DTYPE = "wrong_dtype"
     WRONG_SHAPE = "wrong_shape"
     WRONG_TYPE = "wrong_type"
-    TIMING_SUSPECT = "timing_suspect"
+    TIMING_SUSPECT = "timing_suspect"  # correct, with a speedup too large to trust unreviewed
+    HIDDEN_WORK = "hidden_work"  # its timing was not its work alone: threads, streams or processes of its own
     UNSUPPORTED_ON_CPU = "unsupported_on_cpu"
     REFERENCE_ERROR = "reference_error"
     HARNESS_ERROR = "harness_error"  # kbx's own machinery failed (judge, worker set-up, sandbox): no verdict
@@ -96,10 +97,15 @@ class ShapeTiming:
     kernel_ms_iqr: float
     baseline_ms_median: float
     baseline_ms_iqr: float
-    reps: int
+    reps: int  # the kernel's repetitions (samples behind the median)
     speedup: float
     tflops: float
     gbps: float
+    baseline_reps: int = 0
+    budget_cut: bool = False  # a side's repetitions stopped at the timing budget, before the RSE target
+    shared: bool = False  # one call outlasted the exclusive budget: timed once while sharing the GPU (slower)
+    exclusive_ms: float = 0.0  # the GPU held alone for this shape (kernel and baseline windows)
+    contaminated_reps: int = 0  # repetitions not counted: another context's work shared the GPU
     first_call_ms: float = NAN  # includes JIT compilation and autotuning
     telemetry: str = ""  # why telemetry is missing, "" when present
     energy_per_call_mj: float = NAN
@@ -136,10 +142,12 @@ class EvalRecord:
     compile_s: float = 0.0  # importing the candidate (Triton JIT happens at its first call, in check_s)
     check_s: float = 0.0  # running every correctness case, ghost replay included
     judge_s: float = 0.0  # the judge's reference and comparison
-    time_s: float = 0.0  # timing every perf shape
-    paused_s: float = 0.0  # of check_s: held paused while other attempts were timed
-    gpu_wait_s: float = 0.0  # waiting for the GPU to itself before timing
-    baseline_s: float = 0.0  # timing the reference in this attempt's slot (0: an earlier attempt of the run did)
+    time_s: float = 0.0  # timing every perf shape: preparing (GPU shared) and measuring (GPU alone)
+    paused_s: float = 0.0  # frozen while other attempts held the GPU alone (excluded from every deadline)
+    gpu_wait_s: float = 0.0  # waiting for exclusive windows
+    baseline_s: float = 0.0  # timing the reference for this attempt (0: an earlier attempt of the run did)
+    exclusive_s: float = 0.0  # the GPU held alone for this attempt, all its windows (kernel and baseline)
+    max_window_s: float = 0.0  # its longest single exclusive window
     wall_s: float = 0.0  # the whole attempt as the driver saw it
     output_tail: str = ""
     device: str = ""

@@ -1,28 +1,35 @@
-"""GPU timing, run inside the candidate's worker and inside the judge with one policy.
+"""GPU timing, run inside the candidate's worker and inside the timer (a judge) with one policy.
 
-Per perf shape: inputs generated on the device for several rotations (distinct seeds, so no
-result can be replayed by pointer or by value); a first call timed on the host (compile and
-autotune); warm-up; then repetitions, each after an L2 flush, timed by CUDA events with a
-device-wide synchronisation and a host wall-clock cross-check that exposes work hidden on side
-streams or threads; stopping once the relative standard error is small or the time cap is hit.
-Raw samples are kept; the median and IQR summarise them.
+Each perf shape is timed in two phases, so that the part that needs the GPU alone is short:
 
-Each repetition first queues a GPU sleep (about a millisecond), then the flush, the start
-event, the call and the end event, and only then synchronises: the GPU runs them back to back
-while the host is still launching, so neither the launch overhead (tens of microseconds for a
-Triton launcher, a few for eager PyTorch) nor the host being descheduled on a busy machine lands
-inside the kernel's time, for the candidate and the baseline alike. A repetition whose launching
-outlasted the sleep may hold such a gap and is measured again (a bounded number of times: an entry
-that is slow on the host keeps its host time). The host cross-check compares the host window with
-the GPU window that includes the sleep and the flush.
+- prepare, while other attempts share the GPU: inputs for several rotations (distinct seeds, so
+  no result can be replayed by pointer or by value), a first call timed on the host (compile,
+  autotune), and a second call that estimates the time of one call;
+- measure, in an exclusive window (kbx.eval.scheduler freezes every other process that could
+  touch the GPU): wait until the GPU is quiet, a short warm-up, then repetitions, each after an L2
+  flush, timed by CUDA events with a device-wide synchronisation and a host wall-clock
+  cross-check, until the relative standard error is small or the side's budget is spent; then an
+  energy burst on the largest shape if the budget still has room. Every call is planned to fit the
+  budget from the estimate, so the window is bounded whatever the kernel does.
+
+Each repetition first queues a GPU sleep of a known number of clock cycles, then the flush, the
+start event, the call and the end event, and only then synchronises: the GPU runs them back to back
+while the host is still launching, so neither the launch overhead nor the host being descheduled
+lands inside the kernel's time. The sleep is also a probe: at the SM clock NVML reports it takes a
+known time, and a sleep that took longer shared the GPU with another context's work, so that
+repetition is not counted. A kernel too slow for the budget (one call longer than the budget plus
+the grace) is not measured alone: its row keeps the estimate from the shared phase, marked
+`shared`, which can only make it look slower than it is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 import threading
 import time
+from collections.abc import Callable
 
 import torch
 
@@ -31,16 +38,25 @@ from kbx.eval.timing_policy import TimingPolicy
 from kbx.tasks.inputs import make_generator
 from kbx.worker.cases import to_plain, with_state
 
-# Captured at import, before any candidate code runs, to notice a candidate replacing them.
-_ELAPSED = torch.cuda.Event.elapsed_time
-_SYNC = torch.cuda.synchronize
+# Captured at import, before any candidate code runs: kbx calls these, never the attributes a
+# candidate could replace (and a replacement is noticed). Tests substitute fakes for them.
+_EVENT = torch.cuda.Event
+_ELAPSED = _ORIGINAL_ELAPSED = torch.cuda.Event.elapsed_time
+_SYNC = _ORIGINAL_SYNC = torch.cuda.synchronize
 _CLOCK = time.perf_counter
-_GPU_SLEEP = torch.cuda._sleep  # spins the GPU for a number of clock cycles
+_GPU_SLEEP = torch.cuda._sleep  # spins the GPU for a number of SM clock cycles
 MIN_WARMUP_CALLS = 3
-MIN_CAPPED_REPS = 3  # repetitions kept even when one call outlasts the time cap (slow kernels)
+WARMUP_SHARE = 0.2  # of a side's budget, at most, spent warming up
 SLEEP_CYCLES = 2_000_000  # GPU sleep queued before each repetition: about 1 ms at the 1.5-2 GHz of current GPUs
+SLOWEST_CLOCK_KHZ = 1e6  # 1 GHz: the sleep's duration assumed when planning repetitions
+PROBE_CYCLES = 200_000  # a quiet-GPU probe: about 0.1 ms
+PROBE_SLACK_MS = 0.02  # event resolution and the sleep kernel's own launch, beyond the cycles
+QUIET_POLL_S = 0.002  # between probes while waiting for the GPU to go quiet
 MAX_REDONE_REPS = 20  # repetitions measured again because launching outlasted the sleep, per shape
 MAX_ENERGY_CALLS = 20_000  # a burst of microsecond kernels is bounded by launch rate, not by this
+# Threads that torch, Triton or Inductor start for themselves (compile workers, the autotuner's
+# pool) are theirs, not the candidate's; only other threads started during the repetitions count.
+STACK_MODULES = ("torch", "triton", "concurrent.futures", "multiprocessing")
 _telemetry: telemetry.Telemetry | None = None
 
 
@@ -51,15 +67,153 @@ def _gpu_telemetry(index: int) -> telemetry.Telemetry:
     return _telemetry
 
 
-def time_perf_shapes(entry, info, device: str, policy: dict) -> tuple[list[dict], dict]:
-    """Candidate side: time every perf shape; (rows, a private copy of each shape's last timed output).
+@dataclasses.dataclass
+class Prepared:
+    """One shape ready to measure: its rotations, flush buffer and the estimate of one call."""
+
+    fn: Callable
+    case: object
+    calls: list  # (seed, call)
+    flush: torch.Tensor | None
+    row: dict  # the shape's row so far (shape, flops, bytes, first_call_ms, estimate_ms, error)
+    estimated: tuple = (0, None)  # (seed, output) of the estimating call
+
+    def run(self, i: int):  # no cloning here: a copy inside the timed region would be timed too
+        seed, call = self.calls[i % len(self.calls)]
+        return seed, self.fn(*call.args, **call.kwargs)
+
+
+@dataclasses.dataclass
+class Budget:
+    """Exclusive GPU time for one side (kernel or baseline) of one shape. Every call is taken only
+    if the estimate says it fits, so the side never outlasts `seconds` by more than one call's
+    misestimate; `clock` is injectable so the bound is tested without a GPU."""
+
+    seconds: float
+    call_s: float  # estimated time of one repetition (call, flush, sleep)
+    clock: Callable[[], float] = time.perf_counter
+    started: float = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+
+    def spent(self) -> float:
+        return self.clock() - self.started
+
+    def fits(self, calls: int = 1) -> bool:
+        return self.spent() + calls * self.call_s <= self.seconds
+
+
+def alone_allowed(estimate_ms: float, pol: TimingPolicy) -> bool:
+    """Whether one call is short enough to be measured in an exclusive window at all."""
+    return estimate_ms * 1e-3 <= pol.side_budget_s + pol.exclusive_grace_s
+
+
+def empty_row(shape: str) -> dict:
+    return {"shape": shape, "ok": False, "error": "", "median_ms": math.nan, "iqr_ms": math.nan,
+            "mean_ms": math.nan, "reps": 0, "samples_ms": [], "first_call_ms": math.nan, "estimate_ms": math.nan,
+            "host_median_ms": math.nan, "hidden_work": "", "flops": 0.0, "bytes": 0.0, "last_seed": 0,
+            "budget_cut": False, "shared": False, "exclusive_ms": 0.0, "quiet_wait_ms": 0.0, "quiet": True,
+            "contaminated_reps": 0}  # fmt: skip
+
+
+def prepare_shape(fn, info, case, device: str, pol: TimingPolicy) -> Prepared:
+    """Shared phase: rotations, the first (compiling) call and one estimating call."""
+    spec = info.spec
+    row = empty_row(case.name)
+    prepared = Prepared(fn, case, [], None, row)
+    try:
+        prepared.calls = _rotations(spec, case, device, pol)
+        first = prepared.calls[0][1]
+        row["flops"] = float(spec.flops(*first.args, **first.kwargs))
+        row["bytes"] = float(spec.bytes(*first.args, **first.kwargs))
+        prepared.flush = torch.empty(pol.flush_l2_bytes // 4, dtype=torch.int32, device=device)
+        _SYNC()
+        t0 = _CLOCK()
+        prepared.run(0)
+        _SYNC()
+        row["first_call_ms"] = (_CLOCK() - t0) * 1e3
+        start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)
+        t0 = _CLOCK()
+        start.record()
+        prepared.estimated = prepared.run(1)
+        end.record()
+        _SYNC()
+        row["estimate_ms"] = max(_ELAPSED(start, end), (_CLOCK() - t0) * 1e3)  # events can miss other streams
+    except Exception as exc:  # a shape that fails is reported as such, never skipped silently
+        row["error"] = f"{type(exc).__name__}: {str(exc)[:500]}"
+    return prepared
+
+
+def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[dict, object]:
+    """Exclusive phase: the shape's row (and its last timed output, or None on failure)."""
+    row = prepared.row
+    if row["error"]:
+        return row, None
+    if not alone_allowed(row["estimate_ms"], pol):
+        row = _shared_row(row, pol)
+        row["last_seed"] = prepared.estimated[0]
+        return row, prepared.estimated[1]
+    try:
+        started = _CLOCK()
+        quiet, row["quiet_wait_ms"] = wait_until_quiet(pol)
+        row["quiet"] = quiet
+        call_s = (row["estimate_ms"] + SLEEP_CYCLES / SLOWEST_CLOCK_KHZ) * 1e-3
+        budget = Budget(pol.side_budget_s, call_s, _CLOCK)
+        _warm_up(prepared, pol, budget)
+        threads_before = {t.ident for t in threading.enumerate()}
+        samples, excess, clean, last = _repetitions(prepared, pol, budget)
+        row["contaminated_reps"] = len(samples) - sum(clean)
+        kept = [s for s, ok in zip(samples, clean, strict=True) if ok] or samples  # all, if none was clean
+        kept_excess = [e for e, ok in zip(excess, clean, strict=True) if ok] or excess
+        row.update(_summary(kept, kept_excess, pol))
+        row["budget_cut"] = not _rse_met(kept, pol) and len(kept) < pol.max_reps
+        per_call_ms = max(row["median_ms"], row["host_median_ms"])  # events can miss work on other streams
+        row.update(_energy(prepared, pol, per_call_ms, budget) if energy else {"telemetry": "read on the largest "
+                                                                              "perf shape only"})  # fmt: skip
+        foreign = _foreign_threads(threads_before)
+        if not any(clean):
+            row["quiet"] = False  # another context's work ran in every repetition: not a timing of the kernel
+        if foreign:
+            row["hidden_work"] = f"the entry started threads while it was timed: {', '.join(foreign)[:200]}"
+        if torch.cuda.Event.elapsed_time is not _ORIGINAL_ELAPSED or torch.cuda.synchronize is not _ORIGINAL_SYNC:
+            row["hidden_work"] = "timing functions were replaced during the run"
+        row["exclusive_ms"] = (_CLOCK() - started) * 1e3
+        row["last_seed"], row["ok"] = last[0], True
+        return row, last[1]
+    except Exception as exc:
+        row["error"] = f"{type(exc).__name__}: {str(exc)[:500]}"
+        return row, None
+
+
+def _shared_row(row: dict, pol: TimingPolicy) -> dict:
+    """A call longer than the exclusive window allows: the shared-phase estimate stands as the time."""
+    row.update(median_ms=row["estimate_ms"], iqr_ms=0.0, mean_ms=row["estimate_ms"], reps=1,
+               samples_ms=[row["estimate_ms"]], host_median_ms=row["estimate_ms"], shared=True, budget_cut=True,
+               telemetry=f"not read: one call ({row['estimate_ms']:.0f} ms) exceeds the exclusive budget "
+                         f"({(pol.side_budget_s + pol.exclusive_grace_s) * 1e3:.0f} ms)",
+               ok=True)  # fmt: skip
+    return row
+
+
+def time_perf_shapes(entry, info, device: str, policy: dict, enter=lambda shape, estimate_ms: True,
+                     leave=lambda row: None):  # fmt: skip
+    """Every perf shape, prepared then measured; `enter(shape, estimate_ms)` runs after each
+    shape's preparation and returns whether to measure it (the worker waits there for its
+    exclusive window), `leave(row)` right after the measurement (the window ends).
+    (rows, a private copy of each shape's last timed output).
 
     The caller saves the outputs for the judge after reporting the rows, so writing hundreds of
     MB to a file does not hold the GPU that the next timing is waiting for."""
     pol = TimingPolicy(**policy)
     rows, outputs = [], {}
     for case in info.spec.perf:
-        row, last = _time_shape(entry, info, case, device, pol, energy=case is info.spec.perf[-1])
+        prepared = prepare_shape(entry, info, case, device, pol)
+        if not enter(case.name, prepared.row["estimate_ms"]):
+            break
+        row, last = measure_shape(prepared, pol, energy=case is info.spec.perf[-1])
+        leave(row)
+        del prepared
         rows.append(row)
         if row["ok"] and info.spec.inplace:  # timed calls advanced the state: re-check one fresh call
             call = info.spec.make_inputs(case.params, make_generator(pol.seed, device), device)
@@ -72,56 +226,135 @@ def time_perf_shapes(entry, info, device: str, policy: dict) -> tuple[list[dict]
     return rows, outputs
 
 
-def time_reference(info, device: str, policy: dict) -> list[dict]:
-    """Judge side: the live eager baseline on the same shapes, seeds and policy."""
-    pol = TimingPolicy(**policy)
-    with torch.no_grad():
-        return [_time_shape(info.spec.reference, info, case, device, pol, energy=case is info.spec.perf[-1])[0]
-                for case in info.spec.perf]  # fmt: skip
+def wait_until_quiet(pol: TimingPolicy) -> tuple[bool, float]:
+    """Probe until a short GPU sleep takes no longer than its cycles at the current SM clock, i.e.
+    no other context's work (a frozen process's queue draining, another program) shares the GPU;
+    (quiet, ms waited). Without NVML's clock the GPU is taken as quiet."""
+    started = _CLOCK()
+    deadline = started + pol.quiet_wait_s
+    expected = _sleep_ms(PROBE_CYCLES, pol)
+    while True:
+        if math.isnan(expected) or _probe_ms() <= expected * (1 + pol.quiet_tolerance) + PROBE_SLACK_MS:
+            return True, (_CLOCK() - started) * 1e3
+        if _CLOCK() > deadline:
+            return False, (_CLOCK() - started) * 1e3
+        time.sleep(QUIET_POLL_S)
 
 
-def _time_shape(fn, info, case, device: str, pol: TimingPolicy, energy: bool) -> tuple[dict, object]:
-    """One shape's row (and the last timed output); `energy` adds NVML telemetry (largest shape only)."""
-    spec = info.spec
-    row = {"shape": case.name, "ok": False, "error": "", "median_ms": math.nan, "iqr_ms": math.nan,
-           "mean_ms": math.nan, "reps": 0, "samples_ms": [], "first_call_ms": math.nan,
-           "host_median_ms": math.nan, "host_suspect": "", "flops": 0.0, "bytes": 0.0, "last_seed": 0}  # fmt: skip
-    try:
-        calls = _rotations(spec, case, device, pol)
-        first = calls[0][1]
-        row["flops"] = float(spec.flops(*first.args, **first.kwargs))
-        row["bytes"] = float(spec.bytes(*first.args, **first.kwargs))
-        flush = torch.empty(pol.flush_l2_bytes // 4, dtype=torch.int32, device=device)
-        threads_before = threading.active_count()
+def _probe_ms() -> float:
+    start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)
+    start.record()
+    _GPU_SLEEP(PROBE_CYCLES)
+    end.record()
+    _SYNC()
+    return _ELAPSED(start, end)
 
-        def run(i):  # no cloning here: a copy inside the timed region would be timed too
-            seed, call = calls[i % len(calls)]
-            return seed, fn(*call.args, **call.kwargs)
 
+def _sleep_ms(cycles: int, pol: TimingPolicy) -> float:
+    """How long `cycles` of GPU sleep take at the SM clock NVML reports now (NaN without NVML)."""
+    mhz = _gpu_telemetry(pol.nvml_index).sm_clock_mhz()
+    return cycles / (mhz * 1e3) if mhz > 0 else math.nan
+
+
+def _warm_up(prepared: Prepared, pol: TimingPolicy, budget: Budget) -> None:
+    """Past the prepare calls already made: a few calls, within WARMUP_SHARE of the budget."""
+    warm_until, n = _CLOCK() + min(pol.warmup_ms * 1e-3, WARMUP_SHARE * pol.side_budget_s), 0
+    while (n < MIN_WARMUP_CALLS or _CLOCK() < warm_until) and budget.fits(2):  # leave room for a repetition
+        prepared.run(n)
+        _SYNC()  # else a slow kernel queues warmup_ms of launches
+        n += 1
+
+
+def _repetitions(prepared: Prepared, pol: TimingPolicy, budget: Budget):
+    """Repetitions until the RSE target (after `min_reps`) or the budget: (event samples ms,
+    host-minus-GPU-window ms, whether the GPU was quiet during each, last output). At least one."""
+    samples, host_excess, clean = [], [], []
+    expected_sleep = _sleep_ms(SLEEP_CYCLES, pol)
+    last, redone = None, 0
+    for i in range(pol.max_reps + MAX_REDONE_REPS):
         _SYNC()
-        t0 = _CLOCK()
-        run(0)
+        before, slept, start, end = (_EVENT(enable_timing=True) for _ in range(4))
+        h0 = _CLOCK()
+        before.record()
+        _GPU_SLEEP(SLEEP_CYCLES)
+        slept.record()
+        prepared.flush.zero_()
+        start.record()
+        last = prepared.run(i)
+        end.record()
+        launching_ms = (_CLOCK() - h0) * 1e3
         _SYNC()
-        row["first_call_ms"] = (_CLOCK() - t0) * 1e3
-        warm_until, n = _CLOCK() + pol.warmup_ms * 1e-3, 0
-        while n < MIN_WARMUP_CALLS or _CLOCK() < warm_until:
-            run(n)
-            _SYNC()  # else a slow kernel queues warmup_ms of launches: minutes of GPU work
-            n += 1
-        samples, host_excess, last = _measure(run, flush, pol)
-        row.update(_summary(samples, host_excess, pol))
-        skipped = {"telemetry": "read on the largest perf shape only"}
-        per_call_ms = max(row["median_ms"], row["host_median_ms"])  # events can miss work on other streams
-        row.update(_energy(run, pol, per_call_ms) if energy else skipped)
-        row["last_seed"], row["ok"] = last[0], True
-        if threading.active_count() > threads_before:
-            row["host_suspect"] = "the entry started background threads"
-        if torch.cuda.Event.elapsed_time is not _ELAPSED or torch.cuda.synchronize is not _SYNC:
-            row["host_suspect"] = "timing functions were replaced during the run"
-        return row, last[1]
-    except Exception as exc:  # a shape that fails is reported as such, never skipped silently
-        row["error"] = f"{type(exc).__name__}: {str(exc)[:500]}"
-        return row, None
+        host_ms = (_CLOCK() - h0) * 1e3
+        sleep_ms = _ELAPSED(before, slept)
+        if launching_ms > sleep_ms and redone < MAX_REDONE_REPS and budget.fits(2):
+            redone += 1  # the GPU may have idled waiting for this launch: not a clean sample
+            continue
+        samples.append(_ELAPSED(start, end))
+        host_excess.append(host_ms - _ELAPSED(before, end))
+        clean.append(math.isnan(expected_sleep) or sleep_ms <= expected_sleep * (1 + pol.quiet_tolerance) + PROBE_SLACK_MS)
+        kept = [s for s, ok in zip(samples, clean, strict=True) if ok]
+        if len(kept) >= pol.min_reps and _rse(kept) <= pol.target_rse:
+            break
+        if len(kept) >= pol.max_reps or not budget.fits():
+            break
+    return samples, host_excess, clean, last
+
+
+def _energy(prepared: Prepared, pol: TimingPolicy, per_call_ms: float, budget: Budget) -> dict:
+    """Telemetry over a burst of back-to-back calls (no L2 flush, whose energy is not the kernel's)
+    lasting about energy_burst_ms on the GPU, and never past the budget: the call count comes from
+    the measured time per call, the host's where it is longer (a kernel hiding its work from the
+    CUDA events once got 20,000 calls of 20 ms each, minutes of GPU held)."""
+    if pol.energy_burst_ms <= 0:
+        return {"telemetry": "disabled"}
+    calls = energy_calls(pol, per_call_ms)
+    if not Budget(budget.seconds - budget.spent(), per_call_ms * 1e-3, budget.clock).fits(calls):
+        return {"telemetry": f"not read: the burst ({calls} calls) does not fit the timing budget"}
+    meter = _gpu_telemetry(pol.nvml_index)
+    _SYNC()
+    before = meter.snapshot()
+    for i in range(calls):
+        prepared.run(i)
+    _SYNC()
+    return telemetry.around(before, meter.snapshot(), calls)
+
+
+def energy_calls(pol: TimingPolicy, per_call_ms: float) -> int:
+    """Calls in an energy burst of about `pol.energy_burst_ms`, at most MAX_ENERGY_CALLS."""
+    return int(min(MAX_ENERGY_CALLS, max(1, math.ceil(pol.energy_burst_ms / max(per_call_ms, 1e-6)))))
+
+
+def _foreign_threads(before: set) -> list[str]:
+    """Names of threads started since `before` by code other than torch's, Triton's or Inductor's."""
+    out = []
+    for t in threading.enumerate():
+        target = getattr(t, "_target", None)
+        module = getattr(target, "__module__", None) or type(t).__module__ or ""
+        if t.ident not in before and t.is_alive() and not module.startswith(STACK_MODULES):
+            out.append(t.name)
+    return out
+
+
+def _summary(samples: list[float], host_excess: list[float], pol: TimingPolicy) -> dict:
+    q = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
+    median, excess = statistics.median(samples), statistics.median(host_excess)
+    hidden = ""
+    if excess > max((pol.host_ratio - 1) * median, pol.host_slack_ms):
+        hidden = (f"host wall time exceeds the GPU's by {excess:.3f} ms per call against a CUDA-event time "
+                  f"of {median:.3f} ms: work ran outside the timed stream")  # fmt: skip
+    return {"median_ms": median, "iqr_ms": q[2] - q[0], "mean_ms": statistics.fmean(samples), "reps": len(samples),
+            "samples_ms": samples, "host_median_ms": median + excess, "hidden_work": hidden}  # fmt: skip
+
+
+def _rse(samples: list[float]) -> float:
+    if len(samples) < 2:
+        return math.inf
+    mean = statistics.fmean(samples)
+    return statistics.stdev(samples) / math.sqrt(len(samples)) / mean if mean > 0 else 0.0
+
+
+def _rse_met(samples: list[float], pol: TimingPolicy) -> bool:
+    return len(samples) >= pol.min_reps and _rse(samples) <= pol.target_rse
 
 
 def _rotations(spec, case, device: str, pol: TimingPolicy) -> list:
@@ -132,76 +365,6 @@ def _rotations(spec, case, device: str, pol: TimingPolicy) -> list:
     for r in range(1, count):
         calls.append((pol.seed + r, spec.make_inputs(case.params, make_generator(pol.seed + r, device), device)))
     return calls
-
-
-def _measure(run, flush, pol: TimingPolicy):
-    """Repetitions until the RSE target (after `min_reps`) or the time cap (after MIN_CAPPED_REPS):
-    (event samples ms, host-minus-GPU-window ms per repetition, last output)."""
-    samples, host_excess = [], []
-    deadline = _CLOCK() + pol.max_time_per_shape_s
-    last, redone = None, 0
-    for i in range(pol.max_reps + MAX_REDONE_REPS):
-        _SYNC()
-        before, slept, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(4))
-        h0 = _CLOCK()
-        before.record()
-        _GPU_SLEEP(SLEEP_CYCLES)
-        slept.record()
-        flush.zero_()
-        start.record()
-        last = run(i)
-        end.record()
-        launching_ms = (_CLOCK() - h0) * 1e3
-        _SYNC()
-        host_ms = (_CLOCK() - h0) * 1e3
-        if launching_ms > _ELAPSED(before, slept) and redone < MAX_REDONE_REPS:
-            redone += 1  # the GPU may have idled waiting for this launch: not a clean sample
-            continue
-        samples.append(_ELAPSED(start, end))
-        host_excess.append(host_ms - _ELAPSED(before, end))
-        enough = len(samples) >= pol.min_reps and _rse(samples) <= pol.target_rse
-        if enough or len(samples) >= pol.max_reps or (len(samples) >= MIN_CAPPED_REPS and _CLOCK() > deadline):
-            break
-    return samples, host_excess, last
-
-
-def _energy(run, pol: TimingPolicy, median_ms: float) -> dict:
-    """Telemetry over a burst of back-to-back calls (no L2 flush, whose energy is not the kernel's)
-    lasting about energy_burst_ms on the GPU: the call count comes from the measured time per call,
-    since launching for energy_burst_ms of host time would queue far more work than that for a slow
-    kernel. That time must be the host's where it is longer: a kernel hiding its work from the CUDA
-    events (a side stream) once got 20,000 calls of 20 ms each, minutes of GPU held."""
-    if pol.energy_burst_ms <= 0:
-        return {"telemetry": "disabled"}
-    meter = _gpu_telemetry(pol.nvml_index)
-    calls = energy_calls(pol, median_ms)
-    _SYNC()
-    before = meter.snapshot()
-    for i in range(calls):
-        run(i)
-    _SYNC()
-    return telemetry.around(before, meter.snapshot(), calls)
-
-
-def energy_calls(pol: TimingPolicy, per_call_ms: float) -> int:
-    """Calls in an energy burst of about `pol.energy_burst_ms`, at most MAX_ENERGY_CALLS."""
-    return int(min(MAX_ENERGY_CALLS, max(1, math.ceil(pol.energy_burst_ms / max(per_call_ms, 1e-6)))))
-
-
-def _summary(samples: list[float], host_excess: list[float], pol: TimingPolicy) -> dict:
-    q = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
-    median, excess = statistics.median(samples), statistics.median(host_excess)
-    suspect = ""
-    if excess > max((pol.host_ratio - 1) * median, pol.host_slack_ms):
-        suspect = (f"host wall time exceeds the GPU's by {excess:.3f} ms per call against a CUDA-event time "
-                   f"of {median:.3f} ms: work ran outside the timed stream")  # fmt: skip
-    return {"median_ms": median, "iqr_ms": q[2] - q[0], "mean_ms": statistics.fmean(samples), "reps": len(samples),
-            "samples_ms": samples, "host_median_ms": median + excess, "host_suspect": suspect}  # fmt: skip
-
-
-def _rse(samples: list[float]) -> float:
-    mean = statistics.fmean(samples)
-    return statistics.stdev(samples) / math.sqrt(len(samples)) / mean if mean > 0 else 0.0
 
 
 def _tensors(call):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from kbx.eval.record import ShapeTiming
+from kbx.eval.record import ShapeTiming, Status
 from kbx.tasks.spec import TaskInfo
 
 TELEMETRY_FIELDS = ("energy_per_call_mj", "power_w", "sm_clock_mhz", "mem_clock_mhz", "temperature_c",
@@ -22,11 +22,16 @@ class TimingPolicy:
     """Timing knobs. Defaults follow harness-lessons.md: cold L2, warm-up past JIT/autotune,
     adaptive repetitions until the relative standard error is small, within a time cap."""
 
-    warmup_ms: float = 25.0  # after the first (compiling) call
+    warmup_ms: float = 10.0  # in the window, after the prepare phase's compiling and estimating calls
     min_reps: int = 10
     max_reps: int = 500
     target_rse: float = 0.01  # stop once std-err / mean of the samples is at most 1 %
-    max_time_per_shape_s: float = 0.5  # cap on the measuring loop per shape
+    # Exclusive GPU time per perf shape and side (kernel, baseline): warm-up, repetitions and the
+    # energy burst together. A shape's window is both sides: about twice this.
+    side_budget_s: float = 0.5
+    exclusive_grace_s: float = 1.0  # one call longer than budget + grace is measured only while sharing
+    quiet_tolerance: float = 0.3  # a GPU sleep this much longer than its cycles shared the GPU
+    quiet_wait_s: float = 2.0  # for other contexts' queued work to drain before a window's repetitions
     flush_l2_bytes: int = 256 * 2**20  # over twice the largest L2 of the supported GPUs (RTX 5090: 96 MB)
     rotations: int = 4  # distinct input copies cycled through, so no result can be replayed
     rotation_budget_bytes: int = 4 * 2**30  # GPU memory allowed for those copies per shape
@@ -37,17 +42,28 @@ class TimingPolicy:
     nvml_index: int = 0  # physical GPU index for telemetry (CUDA_VISIBLE_DEVICES does not apply to NVML)
 
 
-def combine(task: TaskInfo, kernel_rows: list[dict], baseline_rows: list[dict]) -> tuple[list[ShapeTiming], float, str]:
-    """Per-shape timings -> (rows, geometric-mean speedup, suspicion reason or '').
+@dataclasses.dataclass(frozen=True)
+class Combined:
+    """The timed shapes of an attempt, turned into its speedup and the status the timing gives."""
+
+    rows: list[ShapeTiming]
+    speedup: float
+    status: Status
+    reason: str = ""
+
+
+def combine(task: TaskInfo, kernel_rows: list[dict], baseline_rows: dict[str, dict]) -> Combined:
+    """Per-shape timings (the kernel's rows, the baseline's rows by shape) -> rows, the geometric-mean
+    speedup, and the status: `hidden_work` when the kernel's timing was not its own work alone,
+    `timing_suspect` for a speedup too large to trust unreviewed, else ok.
 
     Only shapes that both sides measured count; a shape the candidate failed on fails the
     attempt upstream of here (the worker reports it as an error row).
     """
-    base = {r["shape"]: r for r in baseline_rows if r.get("ok")}
-    rows, suspect = [], ""
+    rows, hidden = [], ""
     for r in kernel_rows:
-        b = base.get(r["shape"])
-        if not r.get("ok") or b is None:
+        b = baseline_rows.get(r["shape"])
+        if not r.get("ok") or not b or not b.get("ok"):
             continue
         speedup = b["median_ms"] / r["median_ms"] if r["median_ms"] > 0 else math.inf
         rows.append(
@@ -62,15 +78,23 @@ def combine(task: TaskInfo, kernel_rows: list[dict], baseline_rows: list[dict]) 
                 tflops=r["flops"] / (r["median_ms"] * 1e-3) / 1e12 if r["median_ms"] > 0 else 0.0,
                 gbps=r["bytes"] / (r["median_ms"] * 1e-3) / 1e9 if r["median_ms"] > 0 else 0.0,
                 first_call_ms=r["first_call_ms"],
+                baseline_reps=int(b.get("reps", 0)),
+                budget_cut=bool(r.get("budget_cut") or b.get("budget_cut")),
+                shared=bool(r.get("shared") or b.get("shared")),
+                exclusive_ms=float(r.get("exclusive_ms", 0.0)) + float(b.get("exclusive_ms", 0.0)),
+                contaminated_reps=int(r.get("contaminated_reps", 0)),
                 telemetry=r.get("telemetry", ""),
                 **{k: float(r.get(k, math.nan)) for k in TELEMETRY_FIELDS},
             )
         )
-        if r.get("host_suspect"):
-            suspect = f"shape {r['shape']}: {r['host_suspect']}"
+        if r.get("hidden_work") and not hidden:
+            hidden = f"shape {r['shape']}: {r['hidden_work']}"
     if not rows:
-        return [], math.nan, ""
+        return Combined([], math.nan, Status.OK)
     geo = math.exp(math.fsum(math.log(max(r.speedup, 1e-12)) for r in rows) / len(rows))
-    if not suspect and geo > SUSPECT_SPEEDUP:
-        suspect = f"speedup {geo:.1f}x over eager exceeds {SUSPECT_SPEEDUP:.0f}x: flagged for review"
-    return rows, geo, suspect
+    if hidden:
+        return Combined(rows, geo, Status.HIDDEN_WORK, hidden)
+    if geo > SUSPECT_SPEEDUP:
+        return Combined(rows, geo, Status.TIMING_SUSPECT,
+                        f"speedup {geo:.1f}x over eager exceeds {SUSPECT_SPEEDUP:.0f}x: flagged for review")  # fmt: skip
+    return Combined(rows, geo, Status.OK)

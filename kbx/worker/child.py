@@ -13,10 +13,8 @@ import faulthandler
 import json
 import os
 import resource
-import select
 import signal
 import sys
-import threading
 import time
 import traceback
 
@@ -30,8 +28,9 @@ CANDIDATE_FILE = "candidate.py"
 CANDIDATE_MODULE = "kbx_candidate"
 MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
 MAX_OPEN_FILES = 1024
-# Control commands a timing sends to workers that are running their cases (see kbx.eval.scheduler).
-PAUSE, RESUME, PAUSED = "pause", "resume", "paused"
+# The timing protocol, per perf shape: the worker prepares it (GPU shared), says PREPARED, waits
+# for MEASURE (its exclusive window, kbx.eval.scheduler), measures, says MEASURED.
+PREPARED, MEASURE, MEASURED = "prepared", "measure", "measured"
 # Events before the candidate can run: kbx's own failure, and the worker ready for the candidate.
 HARNESS_ERROR, READY = "harness_error", "ready"
 
@@ -158,75 +157,40 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
 
     started = time.perf_counter()
     results = []
-    counter.gate = _pause_gate(control_fd, reporter, device)
     for case, seed, call in calls:
-        if not yield_to_timing(control_fd, reporter, device):
-            return
         poison_cuda_allocator(device)
         counter.install()  # picks up launchers the candidate has imported since (Inductor's)
         results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
-    if not yield_to_timing(control_fd, reporter, device):
-        return
     counter.install()
     ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
-    counter.gate = None  # from here on this worker is not running cases: no pause comes to it
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
     reporter.send(event="checked", stage_status="ran", error_type="", message="", compile_s=compile_s,
                   check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
+    if job.get("timing") and read_command(control_fd) == "time":
+        time_shapes(entry, info, job, reporter, control_fd, save)
 
-    if job.get("timing"):
-        if read_command(control_fd) == "time":
-            from kbx.eval.timing import time_perf_shapes
 
-            started = time.perf_counter()
-            rows, outputs = time_perf_shapes(entry, info, device, job["timing"])
-            reporter.send(event="timed", rows=rows, time_s=time.perf_counter() - started)
-            save(outputs, PERF_OUTPUTS_FILE)
-            reporter.send(event="saved")
+def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, save) -> None:
+    """Each perf shape prepared while the GPU is shared, measured in the window the driver grants."""
+    from kbx.eval.timing import time_perf_shapes
+
+    def enter(shape: str, estimate_ms: float) -> bool:
+        reporter.send(event=PREPARED, shape=shape, estimate_ms=estimate_ms)
+        return read_command(control_fd) == MEASURE
+
+    def leave(row: dict) -> None:
+        reporter.send(event=MEASURED, row=row)
+
+    started = time.perf_counter()
+    rows, outputs = time_perf_shapes(entry, info, job["device"], job["timing"], enter, leave)
+    reporter.send(event="timed", rows=rows, time_s=time.perf_counter() - started)
+    save(outputs, PERF_OUTPUTS_FILE)  # torch.save as captured before the candidate was imported
+    reporter.send(event="saved")
 
 
 def read_command(fd: int) -> str:
-    """The next command from the driver ("" when the pipe closes), skipping pause/resume requests
-    that arrived after this worker had already finished its cases."""
-    while True:
-        command = _read_line(fd)
-        if command not in (PAUSE, RESUME):
-            return command
-
-
-def yield_to_timing(fd: int, reporter: Reporter, device: str) -> bool:
-    """Between cases: if another attempt's timing asked this worker to pause, finish the GPU work
-    already queued, say so, and wait for "resume". False when told to exit instead."""
-    if not select.select([fd], [], [], 0)[0]:
-        return True
-    command = _read_line(fd)
-    if command == RESUME:
-        return True
-    if command != PAUSE:
-        return False
-    if device.startswith("cuda"):
-        import torch
-
-        torch.cuda.synchronize()
-    reporter.send(event=PAUSED)
-    while True:
-        command = _read_line(fd)
-        if command == RESUME:
-            return True
-        if command != PAUSE:
-            return False
-
-
-def _pause_gate(fd: int, reporter: Reporter, device: str):
-    """`yield_to_timing` before a launch, from the main thread only (the control pipe is read one
-    byte at a time, so two readers would garble it); a worker told to exit instead exits."""
-    main = threading.main_thread()
-
-    def gate() -> None:
-        if threading.current_thread() is main and not yield_to_timing(fd, reporter, device):
-            os._exit(0)
-
-    return gate
+    """The next command from the driver ("" when the pipe closes)."""
+    return _read_line(fd)
 
 
 def _read_line(fd: int) -> str:

@@ -5,8 +5,6 @@
   every kernel torch.compile generates through Inductor's `CachingAutotuner.run`, so wrapping
   those methods counts real launches. An entry that launches none is not a Triton
   kernel, whatever its source says.
-- Pausing: the same wrapper lets the worker pause for another attempt's timing before any launch,
-  not only between cases (see kbx.eval.scheduler).
 - Ghost mode: the same wrapper can turn every launch into a no-op. If the entry's output does not
   change, the Triton kernel was a decoy and the result came from somewhere else.
 - Poisoning: fill the CUDA caching allocator's free memory with 0xFF bytes (NaN for floats, -1 for
@@ -15,17 +13,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 
 class LaunchCounter:
     def __init__(self) -> None:
         self.launches = 0
         self.ghost = False
         self.wrapped: set[type] = set()
-        # Called before every real launch while set: the worker's chance to pause for another
-        # attempt's timing inside a case (autotuning alone launches hundreds of kernels).
-        self.gate: Callable[[], None] | None = None
 
     def install(self) -> None:
         """Wrap every launch path loaded so far; called again before each case, because Inductor's
@@ -59,8 +52,6 @@ class LaunchCounter:
             if counter.ghost:
                 counter.launches += 1
                 return None
-            if counter.gate is not None:
-                counter.gate()
             result = original(fn_self, *args, **kwargs)
             counter.launches += 1  # only a launch that went through counts; one that raised computed nothing
             return result

@@ -6,7 +6,10 @@ stdin, one reply on the protocol fd (the original stdout):
     {"op": "compare", "task": "Cat/stem", "seeds": {case: [seed, ...]}, "outputs": PATH}
         -> a Verdict as a dict
     {"op": "compare_perf", "task": ..., "rows": [...], "outputs": PATH} -> a Verdict on the timed outputs
-    {"op": "baseline", "task": ..., "timing": {...}} -> {"rows": [...]}   (GPU timing of the reference)
+    {"op": "baseline_prepare", "task": ..., "shape": S, "timing": {...}} -> {"estimate_ms": E}
+    {"op": "baseline_measure", "shape": S, "energy": bool} -> {"row": {...}}   (the reference timed on
+        the GPU, as kbx.eval.timing times a candidate: prepared while the GPU is shared, measured
+        in the exclusive window the driver holds)
     {"op": "load", "outputs": PATH} -> {"ok": true}   read the file for the next compare (CPU only,
         so the driver sends it without holding the GPU)
     {"op": "ping"} -> {"ok": true}
@@ -34,6 +37,7 @@ class Judge:
         self.tasks: dict = {}
         self.refs: collections.OrderedDict = collections.OrderedDict()  # task key -> {(case, seed): output}
         self.loaded: tuple = ("", None)  # (path, payload or the exception reading it), for the next compare
+        self.prepared = None  # the baseline shape prepared for the next baseline_measure
 
     def task(self, task_id: str, digest: str = ""):
         """The task as first loaded by this judge; refused when that is not the file the driver
@@ -87,12 +91,34 @@ class Judge:
             return self.compare(req)
         if op == "compare_perf":
             return self.compare_perf(req)
-        if op == "baseline":
-            from kbx.eval.timing import time_reference
-
-            info = self.task(req["task"], req.get("digest", ""))
-            return {"rows": time_reference(info, self.device, req["timing"])}
+        if op == "baseline_prepare":
+            return self.baseline_prepare(req)
+        if op == "baseline_measure":
+            return self.baseline_measure(req)
         return {"error": f"unknown op {op!r}"}
+
+    def baseline_prepare(self, req: dict) -> dict:
+        from kbx.eval.timing import prepare_shape
+        from kbx.eval.timing_policy import TimingPolicy
+
+        info = self.task(req["task"], req.get("digest", ""))
+        case = next(c for c in info.spec.perf if c.name == req["shape"])
+        self.prepared = None  # the previous shape's inputs go before this one's are made
+        policy = TimingPolicy(**req["timing"])
+        self.prepared = (req["task"], req["shape"], policy, prepare_shape(_no_grad(info.spec.reference), info, case,
+                                                                         self.device, policy))  # fmt: skip
+        return {"estimate_ms": self.prepared[3].row["estimate_ms"]}
+
+    def baseline_measure(self, req: dict) -> dict:
+        from kbx.eval.timing import measure_shape
+
+        if self.prepared is None or self.prepared[:2] != (req["task"], req["shape"]):
+            return {"error": f"baseline_measure of {req['task']} {req['shape']} without its baseline_prepare"}
+        _, _, policy, prepared = self.prepared
+        self.prepared = None
+        row, _ = measure_shape(prepared, policy, energy=bool(req.get("energy")))
+        row["samples_ms"] = []  # kept in the worker's rows only; the baseline's summary is enough here
+        return {"row": row}
 
     def compare(self, req: dict) -> dict:
         """Verdict on the correctness cases (the worker's outputs.pt)."""
@@ -131,6 +157,16 @@ class Judge:
             return torch.load(path, map_location="cpu", weights_only=True)
         except Exception as exc:  # a candidate can leave anything in its outputs file
             return exc
+
+
+def _no_grad(fn):
+    def call(*args, **kwargs):
+        import torch
+
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+
+    return call
 
 
 def main() -> None:

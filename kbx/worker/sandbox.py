@@ -243,6 +243,11 @@ def _own_namespaces() -> None:
     child = os.fork()
     if child == 0:
         _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # A /proc of this PID namespace, so the zygote's pids name the same processes in /proc as
+        # in kill() (kbx.worker.freezer walks candidates' trees there).
+        _unshare(CLONE_NEWNS)
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         return
     os.closerange(0, 2)  # stdin: the zygote's protocol alone; 2 (the log) stays for errors
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))

@@ -9,10 +9,14 @@ Protocol, JSON lines. Driver -> zygote on stdin:
     {"op": "send", "id": ID, "text": T}  write T to the child's control pipe (e.g. "time")
     {"op": "kill", "id": ID}             SIGKILL the child's process group
     {"op": "signal", "id": ID, "signum": N}  send signal N to the child (pids are the zygote's own)
+    {"op": "freeze", "except": [ID], "token": T}  stop every child's whole process tree, and the
+                 processes below the `except` children (kbx.worker.freezer); answer "frozen"
+    {"op": "thaw"}                       continue what the last freeze stopped
 Zygote -> driver on its protocol fd (the original stdout):
     {"id": ID, "event": "spawned", "pid": P}
     {"id": ID, "event": <child event>, ...}   relayed from the child's result pipe
     {"id": ID, "event": "exit", "code": C, "signal": S}
+    {"id": "", "event": "frozen", "token": T, "processes": N}
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import selectors
 import signal
 import sys
 
+from kbx.worker import freezer
 from kbx.worker.sandbox import NAMESPACES, SANDBOX_ENV, IsolatedForker, view_plan
 
 CHILD_INTERNAL_ERROR = 70  # exit code when kbx's own child code fails, not the candidate
@@ -37,6 +42,7 @@ class Zygote:
         self.children: dict[str, dict] = {}  # id -> {pid, event_r, control_w, buf}
         self.by_pid: dict[int, str] = {}
         self.stdin_buf = b""
+        self.frozen: set[int] = set()  # pids the last freeze stopped
 
     def emit(self, **msg) -> None:
         data = (json.dumps(msg) + "\n").encode()
@@ -77,6 +83,14 @@ class Zygote:
                 pass  # the child is gone; its exit event follows
         elif op == "kill" and msg["id"] in self.children:
             _kill_group(self.children[msg["id"]]["pid"])
+        elif op == "freeze":
+            spared = set(msg.get("except", []))
+            self.frozen |= freezer.freeze([c["pid"] for job_id, c in self.children.items() if job_id not in spared],
+                                          [c["pid"] for job_id, c in self.children.items() if job_id in spared])
+            self.emit(id="", event="frozen", token=msg.get("token", 0), processes=len(self.frozen))
+        elif op == "thaw":
+            freezer.thaw(self.frozen)
+            self.frozen = set()
         elif op == "signal" and msg["id"] in self.children:
             try:
                 os.kill(self.children[msg["id"]]["pid"], int(msg["signum"]))

@@ -1,10 +1,10 @@
 """Timing cheat: does the (correct) work on a side CUDA stream behind a ~20 ms GPU sleep and returns
 without synchronising, so CUDA events on the default stream time almost nothing. The worker's
-device-wide sync keeps the output right; the host wall-clock cross-check flags the timing.
+device-wide sync keeps the output right; the host wall-clock cross-check fails it: hidden work.
 GPU only.
 
 TASK: Math/zoo_scale_add
-EXPECT: timing_suspect
+EXPECT: hidden_work
 DEVICE: gpu
 """
 

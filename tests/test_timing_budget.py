@@ -1,0 +1,159 @@
+"""The timing budget, on a fake GPU driven by a fake clock: whatever a kernel's speed, a side's
+exclusive time stays within its budget plus one call, and a kernel too slow for a window is not
+measured alone. The real measuring loop runs; only the CUDA calls are replaced."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kbx.eval import timing
+from kbx.eval.timing_policy import TimingPolicy
+
+CLOCK_MHZ = 1000.0  # the fake GPU's SM clock: a sleep of N cycles takes N / 1e6 ms... per MHz
+
+
+class FakeGpu:
+    """A host clock and a GPU timeline: a launch costs the host LAUNCH_MS and queues work on the
+    GPU; an event records the GPU's time once the work before it is done; a sync waits for it."""
+
+    LAUNCH_MS = 0.005
+
+    def __init__(self, kernel_ms: float, foreign_ms_per_sleep: float = 0.0) -> None:
+        self.host = 0.0
+        self.gpu = 0.0
+        self.kernel_ms = kernel_ms
+        self.foreign_ms = foreign_ms_per_sleep  # another context's work stretching each GPU sleep
+
+    @property
+    def now(self) -> float:
+        return self.host
+
+    def clock(self) -> float:
+        return self.host
+
+    def launch(self, gpu_ms: float) -> None:
+        self.host += self.LAUNCH_MS * 1e-3
+        self.gpu = max(self.gpu, self.host) + gpu_ms * 1e-3
+
+    def sync(self) -> None:
+        self.host = max(self.host, self.gpu)
+
+    def advance_ms(self, ms: float) -> None:
+        self.host += ms * 1e-3
+
+    def sleep(self, cycles: int) -> None:
+        self.launch(cycles / (CLOCK_MHZ * 1e3) + self.foreign_ms)
+
+    def event(self, enable_timing: bool = True):
+        gpu = self
+
+        class Event:
+            def record(self):
+                gpu.launch(0.0)
+                self.t = gpu.gpu
+
+        return Event()
+
+    def kernel(self, *args, **kwargs):
+        self.launch(self.kernel_ms)
+        return torch.zeros(1)
+
+
+class FakeTelemetry:
+    handle = object()
+
+    def sm_clock_mhz(self) -> float:
+        return CLOCK_MHZ
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    def install(kernel_ms: float, foreign_ms: float = 0.0) -> FakeGpu:
+        gpu = FakeGpu(kernel_ms, foreign_ms)
+        monkeypatch.setattr(timing, "_CLOCK", gpu.clock)
+        monkeypatch.setattr(timing, "_EVENT", gpu.event)
+        monkeypatch.setattr(timing, "_ELAPSED", lambda a, b: (b.t - a.t) * 1e3)
+        monkeypatch.setattr(timing, "_SYNC", gpu.sync)
+        monkeypatch.setattr(timing, "_GPU_SLEEP", gpu.sleep)
+        monkeypatch.setattr(timing, "_ORIGINAL_ELAPSED", torch.cuda.Event.elapsed_time)
+        monkeypatch.setattr(timing, "_ORIGINAL_SYNC", torch.cuda.synchronize)
+        monkeypatch.setattr(timing, "_telemetry", FakeTelemetry())
+        monkeypatch.setattr(timing.time, "sleep", lambda s: gpu.advance_ms(s * 1e3))
+        return gpu
+
+    return install
+
+
+def _prepared(gpu: FakeGpu) -> timing.Prepared:
+    row = timing.empty_row("perf")
+    row["estimate_ms"] = gpu.kernel_ms
+    return timing.Prepared(gpu.kernel, None, [(1, None)], torch.zeros(4), row, (1, torch.zeros(1)))
+
+
+@pytest.fixture(autouse=True)
+def _calls_without_args(monkeypatch):
+    monkeypatch.setattr(timing.Prepared, "run", lambda self, i: (1, self.fn()))
+
+
+POLICY = TimingPolicy(energy_burst_ms=0.0)
+
+
+@pytest.mark.parametrize("kernel_ms", [0.005, 0.3, 7.0, 120.0, 260.0, 499.0, 900.0, 1400.0])
+def test_a_side_never_holds_the_gpu_past_its_budget_plus_one_call(fake_gpu, kernel_ms):
+    gpu = fake_gpu(kernel_ms)
+    started = gpu.now
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    gpu.sync()
+    held_s = gpu.now - started
+    one_call_s = (kernel_ms + timing.SLEEP_CYCLES / (CLOCK_MHZ * 1e3)) * 1e-3
+    assert row["ok"] and row["reps"] >= 1 and not row["shared"]
+    assert held_s <= POLICY.side_budget_s + one_call_s
+    assert held_s <= POLICY.side_budget_s + POLICY.exclusive_grace_s + 0.01
+    assert row["exclusive_ms"] == pytest.approx(held_s * 1e3)
+    assert row["median_ms"] == pytest.approx(kernel_ms)
+
+
+def test_a_fast_kernel_stops_at_the_rse_target_long_before_the_budget(fake_gpu):
+    gpu = fake_gpu(0.01)
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    assert row["reps"] == POLICY.min_reps and not row["budget_cut"]
+    assert row["exclusive_ms"] < 0.1 * POLICY.side_budget_s * 1e3
+
+
+def test_a_slow_kernel_gets_the_few_repetitions_its_verdict_needs(fake_gpu):
+    gpu = fake_gpu(200.0)
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    assert 1 <= row["reps"] <= 3 and row["budget_cut"]
+
+
+def test_a_kernel_too_slow_for_a_window_is_not_measured_alone(fake_gpu):
+    gpu = fake_gpu(5000.0)
+    started = gpu.now
+    row, out = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    assert gpu.now == started  # no GPU time at all in the exclusive phase
+    assert row["shared"] and row["budget_cut"] and row["median_ms"] == 5000.0 and out is not None
+
+
+def test_work_of_another_context_in_every_repetition_is_not_a_timing(fake_gpu):
+    gpu = fake_gpu(0.05, foreign_ms=3.0)  # every GPU sleep stretched: someone else's kernels ran
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    assert not row["quiet"]  # the window never saw a quiet GPU: the driver redoes it (not the kernel's fault)
+    assert row["contaminated_reps"] == row["reps"]
+
+
+def test_repetitions_that_shared_the_gpu_are_not_counted(fake_gpu, monkeypatch):
+    gpu = fake_gpu(0.05)
+    real_sleep = gpu.sleep
+    calls = {"n": 0}
+
+    def sometimes_shared(cycles):
+        calls["n"] += 1
+        real_sleep(cycles)
+        if calls["n"] % 3 == 0:
+            gpu.launch(2.0)
+
+    monkeypatch.setattr(timing, "_GPU_SLEEP", sometimes_shared)
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    assert row["contaminated_reps"] > 0 and row["quiet"] and not row["hidden_work"]
+    assert row["median_ms"] == pytest.approx(0.05)
