@@ -322,7 +322,7 @@ class _Run:
                 break
             shape = msg["shape"]
             baselines[shape] = self._baseline(shape, energy=shape == last_shape)
-            measured = self._window(shape, float(msg["estimate_ms"] or 0.0))
+            measured = self._window(shape, msg["estimate_ms"])
             if measured["event"] != MEASURED:
                 return self._failed_worker(measured, self._window_limit_s(msg["estimate_ms"]), during="timed alone")
             row = measured["row"]
@@ -348,7 +348,7 @@ class _Run:
             baseline_ms=math.fsum(r.baseline_ms_median for r in combined.rows), **fields,
         )  # fmt: skip
 
-    def _window(self, shape: str, estimate_ms: float) -> dict:
+    def _window(self, shape: str, estimate_ms) -> dict:
         """Let the worker measure `shape` with the GPU to itself: its "measured" event (or how it ended)."""
         self._phase(f"waiting for a window ({shape})")
         waiting = time.perf_counter()
@@ -373,7 +373,8 @@ class _Run:
 
     def _window_limit_s(self, estimate_ms) -> float:
         pol = self.ev.settings.timing
-        call_s = min(float(estimate_ms or 0.0) * 1e-3, pol.side_budget_s + pol.exclusive_grace_s)
+        estimate_s = float(estimate_ms or 0.0) * 1e-3
+        call_s = min(estimate_s if math.isfinite(estimate_s) else 0.0, pol.side_budget_s + pol.exclusive_grace_s)
         return pol.quiet_wait_s + pol.side_budget_s + call_s + WINDOW_SLACK_S
 
     def _judge(self, request: dict) -> dict:
@@ -410,10 +411,13 @@ class _Run:
                 raise _HarnessFailure(f"reference timing failed: {prepared['error']}")
             with self._exclusive(timer=True):
                 reply = ev.timer.request({"op": "baseline_measure", "task": self.task.id, "shape": shape,
-                                          "energy": energy}, self._window_limit_s(prepared["estimate_ms"]))  # fmt: skip
+                                          "energy": energy}, self._window_limit_s(prepared["estimate_ms"]),
+                                         frozen_counts=False)  # fmt: skip
             self.stage_s["baseline_s"] += time.perf_counter() - started
             row = reply.get("row") or {}
-            if "error" in reply or not row.get("ok") or not row.get("quiet", True) or row.get("hidden_work"):
+            # The timer's machinery, memory or a GPU that is not quiet are kbx's failures; a reference
+            # that raises at a shape is the task's, and the shape is left out of the speedup.
+            if "error" in reply or not row.get("quiet", True) or row.get("hidden_work") or "OutOfMemory" in row["error"]:
                 why = reply.get("error") or row.get("error") or row.get("hidden_work") or "the GPU did not go quiet"
                 raise _HarnessFailure(f"reference timing failed at {shape}: {why}")
             ev.baselines[key] = row

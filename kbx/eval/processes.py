@@ -184,25 +184,26 @@ class JudgeClient(_WorkerProcess):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signum)
 
-    def request(self, msg: dict, timeout_s: float) -> dict:
+    def request(self, msg: dict, timeout_s: float, frozen_counts: bool = True) -> dict:
+        """The reply, or an error once `timeout_s` passed without it; time the judge spent frozen
+        for other attempts' windows does not count (`frozen_counts=False`: inside its own window)."""
         with self.lock:
             proc = self._ensure()
             if not self.serving and msg.get("op") != "ping":  # a fresh process answers a ping once it is ready
                 started = self._ask(proc, {"op": "ping"}, JUDGE_START_TIMEOUT_S)
                 if "error" in started:
                     return started
-            return self._ask(proc, msg, timeout_s)
+            return self._ask(proc, msg, timeout_s, frozen_counts)
 
-    def _ask(self, proc: subprocess.Popen, msg: dict, timeout_s: float) -> dict:
-        """The reply, or an error once `timeout_s` passed without it; time the judge spent frozen
-        for other attempts' windows does not count."""
+    def _ask(self, proc: subprocess.Popen, msg: dict, timeout_s: float, frozen_counts: bool = True) -> dict:
         try:
             proc.stdin.write((json.dumps(msg) + "\n").encode())
             proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             return {"error": f"the judge process is gone: {exc}"}
-        started, frozen_mark = time.monotonic(), self.frozen_s()
-        while (remaining := timeout_s - (time.monotonic() - started - (self.frozen_s() - frozen_mark))) > 0:
+        frozen_s = self.frozen_s if frozen_counts else (lambda: 0.0)
+        started, frozen_mark = time.monotonic(), frozen_s()
+        while (remaining := timeout_s - (time.monotonic() - started - (frozen_s() - frozen_mark))) > 0:
             try:
                 return self.replies.get(timeout=min(remaining, REPLY_POLL_S))
             except queue.Empty:

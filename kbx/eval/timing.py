@@ -209,6 +209,9 @@ def time_perf_shapes(entry, info, device: str, policy: dict, enter=lambda shape,
     rows, outputs = [], {}
     for case in info.spec.perf:
         prepared = prepare_shape(entry, info, case, device, pol)
+        if prepared.row["error"]:
+            rows.append(prepared.row)
+            break  # a failed shape fails the attempt: no window for it
         if not enter(case.name, prepared.row["estimate_ms"]):
             break
         row, last = measure_shape(prepared, pol, energy=case is info.spec.perf[-1])
