@@ -29,6 +29,7 @@ from kbx.eval.limits import INTERPRETER_TIMEOUT_FACTOR, scaled_timeout_s
 from kbx.eval.pool import open_evaluator
 from kbx.eval.ray_pool import RaySettings
 from kbx.eval.record import EvalRecord, Status
+from kbx.eval.timing_policy import TimingPolicy
 from kbx.eval.watch import watch
 from kbx.inflight import QUARANTINE_AFTER, InFlightJournal, JournaledEvaluator
 from kbx.loop import Judged, TaskResult, proposers, run_suite
@@ -232,6 +233,7 @@ class Job:
             min_free_gpu_gb=float(e.min_free_gpu_gb),
             keep_jobs=bool(e.keep_jobs),
             sandbox=str(e.get("sandbox", NAMESPACES)),
+            timing=TimingPolicy(**dict(e.get("timing") or {})),
         )
 
     def ray_settings(self) -> RaySettings | None:

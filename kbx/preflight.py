@@ -68,6 +68,20 @@ def check_eval_limits(e) -> None:
     free = e.get("min_free_gpu_gb")
     if not _is_number(free) or free < 0:
         raise ConfigError(f"eval.min_free_gpu_gb must be a non-negative number, got {free!r}")
+    check_timing(e.get("timing") or {})
+
+
+def check_timing(timing) -> None:
+    """eval.timing: only TimingPolicy's knobs, each a positive number."""
+    import dataclasses
+
+    from kbx.eval.timing_policy import TimingPolicy
+
+    known = {f.name for f in dataclasses.fields(TimingPolicy)}
+    for key, value in dict(timing).items():
+        if key not in known:
+            raise ConfigError(f"eval.timing.{key} is not a timing setting (known: {', '.join(sorted(known))})")
+        _positive(f"eval.timing.{key}", value, unit="number")
 
 
 def method_params(method_cfg) -> dict[str, inspect.Parameter]:

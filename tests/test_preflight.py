@@ -86,6 +86,8 @@ def config(*overrides: str):
         ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb must be at least 2"),
         ("eval.workers=0", "eval.workers must be a positive integer"),
         ("eval.interpreter_timeout_factor=0", "eval.interpreter_timeout_factor must be a positive number"),
+        ("eval.timing.side_budget_s=0", "eval.timing.side_budget_s must be a positive number"),
+        ("++eval.timing.budget=1", "eval.timing.budget is not a timing setting"),
         ("experiment=", "experiment must name an MLflow experiment"),
         ("++method.n=3", "method.n is not a setting of method=reference (it belongs to method=best_of_n)"),
         ("++method.bogus=1", "method.bogus is not a setting of method=reference (valid keys: name)"),
