@@ -37,14 +37,19 @@ class Hardware:
 
     @property
     def indices(self) -> tuple[int, ...]:
-        """The GPU indices evaluation runs on."""
-        return self.gpus or (self.gpu_index,)
+        """The GPU indices evaluation runs on (gpu_index alone until `resolve` has expanded "all")."""
+        return self.gpus if self.gpus and self.gpus != _ALL else (self.gpu_index,)
+
+
+ALL_GPUS = "all"  # hardware.gpus: every GPU of this host of the same model as gpu_index's
+_ALL = (-1,)  # ALL_GPUS until `resolve` knows the GPUs present
 
 
 def from_config(cfg) -> Hardware:
     fields = {f.name for f in dataclasses.fields(Hardware)}
     values = {k: v for k, v in dict(cfg).items() if k in fields}
-    values["gpus"] = tuple(int(i) for i in values.get("gpus") or ())
+    gpus = values.get("gpus") or ()
+    values["gpus"] = _ALL if gpus == ALL_GPUS else tuple(int(i) for i in gpus)
     return Hardware(**values)
 
 
@@ -90,6 +95,8 @@ def resolve(requested: Hardware, profiles: dict[str, Hardware], force: bool = Fa
       whatever is present, labelled as requested).
     """
     gpus = detect_gpus() if gpus is None else gpus
+    if requested.gpus == _ALL:
+        requested = dataclasses.replace(requested, gpus=_same_model(requested.gpu_index, gpus))
     if requested.kind != "cpu" and len(requested.indices) > 1:
         _check_same_model(requested.indices, gpus)
         requested = dataclasses.replace(requested, gpu_index=requested.indices[0])
@@ -113,6 +120,15 @@ def resolve(requested: Hardware, profiles: dict[str, Hardware], force: bool = Fa
     if not present:
         return dataclasses.replace(requested, kind="cpu", gpu_name="")  # forced label, evaluated on the CPU
     return dataclasses.replace(requested, gpu_name=present)
+
+
+def _same_model(index: int, gpus: list[str]) -> tuple[int, ...]:
+    """Every GPU present of the model at `index` (one run's results carry one GPU label); () when
+    there is one or none, so `gpu_index` alone is used."""
+    if index >= len(gpus):
+        return ()
+    same = tuple(i for i, name in enumerate(gpus) if name == gpus[index])
+    return same if len(same) > 1 else ()
 
 
 def _check_same_model(indices: tuple[int, ...], gpus: list[str]) -> None:

@@ -309,7 +309,7 @@ def check_backend(cfg: DictConfig) -> str:
         if cfg.hardware.name == "auto":
             raise ConfigError("eval.backend=ray needs a named hardware profile (hardware=cpu, h100, ...): the GPUs "
                               "are the Ray workers', so hardware=auto cannot detect them here")  # fmt: skip
-        if cfg.hardware.get("gpus"):
+        if cfg.hardware.get("gpus") not in (None, hw.ALL_GPUS) and list(cfg.hardware.gpus):
             raise ConfigError("hardware.gpus picks GPUs of this host; with eval.backend=ray Ray places one actor per "
                               "GPU: set eval.ray_actors instead")  # fmt: skip
     return backend

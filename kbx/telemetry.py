@@ -66,6 +66,16 @@ class Telemetry:
         except Exception as exc:  # a counter this board lacks must not fail the measurement
             return Snapshot(ok=False, reason=f"NVML read failed: {exc}")
 
+    def uuid(self) -> str:
+        """The GPU's UUID ("" when NVML cannot say)."""
+        if self.handle is None:
+            return ""
+        try:
+            value = self.nvml.nvmlDeviceGetUUID(self.handle)
+            return value.decode() if isinstance(value, bytes) else str(value)
+        except Exception:  # NVMLError
+            return ""
+
     def sm_clock_mhz(self) -> float:
         """The SM clock now, or 0 when NVML cannot say (GPU sleeps are counted in these cycles)."""
         if self.handle is None:

@@ -52,4 +52,18 @@ def test_several_gpus_of_one_model(profiles):
         resolve(dataclasses.replace(two, gpus=(0, 2)), profiles, gpus=[H100_NAME, H100_NAME])
     with pytest.raises(HardwareError, match="mixes GPU models"):
         resolve(two, profiles, gpus=[H100_NAME, "NVIDIA H200"])
-    assert profiles["h100"].indices == (0,)  # no list: gpu_index alone
+    assert profiles["h100"].indices == (0,)  # "all", not yet resolved against the GPUs present: gpu_index alone
+
+
+def test_every_gpu_of_the_model_by_default(profiles):
+    """hardware.gpus=all (the GPU profiles' default): every GPU of gpu_index's model, so kbx.run
+    uses the whole host; another model's GPUs are left out, and one GPU is gpu_index alone."""
+    h100 = profiles["h100"]
+    two = resolve(h100, profiles, gpus=[H100_NAME, H100_NAME])
+    assert two.indices == (0, 1)
+    mixed = resolve(h100, profiles, gpus=[H100_NAME, "NVIDIA A100-SXM4-80GB", H100_NAME])
+    assert mixed.indices == (0, 2)
+    assert resolve(h100, profiles, gpus=[H100_NAME]).indices == (0,)
+    assert resolve(Hardware(name="auto", kind="auto", gpus=h100.gpus), profiles, gpus=[H100_NAME] * 4).indices == (
+        0, 1, 2, 3)  # fmt: skip
+    assert resolve(h100, profiles, force=True, gpus=[]).indices == (0,)

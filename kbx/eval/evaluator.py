@@ -129,6 +129,7 @@ class Evaluator:
         self.judges = JudgePool(env, self.workdir, s.judges or (max(JUDGES_GPU, s.workers // 2) if s.on_gpu else 1))
         self.timer = JudgeClient(env, self.workdir / "timer.log")  # baselines, so verdicts never wait on them
         meter = Telemetry(s.gpu_index) if s.on_gpu else None
+        self.gpu_identity = {"gpu_index": s.gpu_index, "gpu_uuid": meter.uuid()} if meter else {}  # in every record
         self.gpu = GpuScheduler(self._freeze if s.on_gpu else None, free_bytes=meter and meter.free_memory_bytes,
                                 min_free_bytes=int(s.min_free_gpu_gb * 2**30))  # fmt: skip
         for client in [*self.judges.clients, self.timer]:
@@ -224,7 +225,7 @@ class Evaluator:
     def _evaluate_one(self, attempt: Attempt) -> EvalRecord:
         task = attempt.task
         base = {"task": task.id, "task_version": task.spec.version, "label": attempt.label,
-                "device": self.settings.device, "sandbox": self.settings.sandbox}  # fmt: skip
+                "device": self.settings.device, "sandbox": self.settings.sandbox, **self.gpu_identity}  # fmt: skip
         if not attempt.code.strip():
             return EvalRecord(status=Status.NO_CODE, reason="no code was produced", **base)
         syntax = check_syntax(attempt.code)

@@ -151,6 +151,8 @@ class EvalRecord:
     wall_s: float = 0.0  # the whole attempt as the driver saw it
     output_tail: str = ""
     device: str = ""
+    gpu_index: int = -1  # the physical GPU (NVML index) it was judged and timed on; -1 on a CPU
+    gpu_uuid: str = ""  # ...and that GPU's UUID, which no renumbering changes
     sandbox: str = ""  # the isolation the candidate ran under: "namespaces" or "none" (kbx.worker.sandbox)
     harness_retries: int = 0  # attempts redone after a failure of kbx's own machinery
 
