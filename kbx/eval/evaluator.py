@@ -314,7 +314,6 @@ class _Run:
         self._phase("preparing a timing")
         ev.zygote.send(self.job_id, "time")
         baselines: dict[str, dict] = {}
-        last_shape = self.task.spec.perf[-1].name
         while True:
             msg = self._wait((PREPARED, "timed"), s.time_timeout_s)
             if msg["event"] not in (PREPARED, "timed"):
@@ -322,7 +321,7 @@ class _Run:
             if msg["event"] == "timed":
                 break
             shape = msg["shape"]
-            baselines[shape] = self._baseline(shape, energy=shape == last_shape)
+            baselines[shape] = self._baseline(shape)
             measured = self._window(shape, msg["estimate_ms"])
             if measured["event"] != MEASURED:
                 return self._failed_worker(measured, self._window_limit_s(msg["estimate_ms"]), during="timed alone")
@@ -391,9 +390,10 @@ class _Run:
             raise _HarnessFailure(f"judge failed: {reply['error']}")
         return reply
 
-    def _baseline(self, shape: str, energy: bool) -> dict:
+    def _baseline(self, shape: str) -> dict:
         """The reference's timing row for `shape`, measured once per run on this device by the timer
-        (prepared while the GPU is shared, measured in its own window); raises _HarnessFailure."""
+        (prepared while the GPU is shared, measured in its own window); raises _HarnessFailure.
+        Without an energy burst: records carry the kernel's telemetry only."""
         ev = self.ev
         key = (self.task.id, self.task.spec.version, shape)
         if key in ev.baselines:
@@ -412,7 +412,7 @@ class _Run:
                 raise _HarnessFailure(f"reference timing failed: {prepared['error']}")
             with self._exclusive(timer=True):
                 reply = ev.timer.request({"op": "baseline_measure", "task": self.task.id, "shape": shape,
-                                          "energy": energy}, self._window_limit_s(prepared["estimate_ms"]),
+                                          "energy": False}, self._window_limit_s(prepared["estimate_ms"]),
                                          frozen_counts=False)  # fmt: skip
             self.stage_s["baseline_s"] += time.perf_counter() - started
             row = reply.get("row") or {}
