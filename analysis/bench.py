@@ -46,14 +46,14 @@ class FakeRun:
     metrics: list
 
 
-def synthetic_runs(n_task_runs: int, seed: int = BENCH_SEED) -> list[FakeRun]:
+def synthetic_runs(n_task_runs: int, seed: int = BENCH_SEED, methods=METHODS, hardware=HARDWARE) -> list[FakeRun]:
     """Jobs (method x hardware) over enough tasks to make `n_task_runs` child runs, parents first."""
     rng = np.random.default_rng(seed)
-    jobs = [(m, h) for m in METHODS for h in HARDWARE]
+    jobs = [(m, h) for m in methods for h in hardware]
     n_tasks = max(1, math.ceil(n_task_runs / len(jobs)))
     tasks = [(CATEGORIES[i % len(CATEGORIES)], f"task{i:05d}") for i in range(n_tasks)]
     cat_logit = dict(zip(CATEGORIES, rng.normal(0, CATEGORY_LOGIT_SD, len(CATEGORIES)), strict=True))
-    method_logit = dict(zip(METHODS, rng.normal(0, METHOD_LOGIT_SD, len(METHODS)), strict=True))
+    method_logit = dict(zip(methods, rng.normal(0, METHOD_LOGIT_SD, len(methods)), strict=True))
     runs, made = [], 0
     for method, hardware in jobs:
         parent = _job(method, hardware, rng)

@@ -246,7 +246,8 @@ def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
     out, as they are of the job's rates.
     """
     final = frame[frame["final"] & ~frame["status"].isin(UNJUDGED)]
-    keep = ["experiment", "job_run_id", "run_id", "method", "task", "category", "hardware", "gpu_name", "seed", "round"]
+    keep = ["experiment", "job_run_id", "run_id", "method", "task", "category", "hardware", "gpu_name", "seed", "round",
+            "status"]
     out = final[keep].copy()
     out["compiled"] = final["compiled"].fillna(0.0).to_numpy()
     out["correct"] = final["correct"].fillna(0.0).to_numpy()
