@@ -222,15 +222,16 @@ def slower_than_eager(outcomes: pd.DataFrame, gpu: str) -> tuple[list[Figure], p
 def quantization(outcomes: pd.DataFrame, gpu: str) -> list[Figure]:
     """Per method: the share of Quantization task runs judged correct (the paper: 0 of 30)."""
     q = outcomes[outcomes["category"].str.lower() == tables.QUANTIZATION]
-    paper = headline.PAPER_QUANTIZATION[0] / headline.PAPER_QUANTIZATION[1]
+    correct_of, total = headline.PAPER_QUANTIZATION
+    paper, of_paper = correct_of / total, f"paper: {correct_of} of {total}"
     if q.empty:
-        return [figure("quantization_correct", "Quantization task runs correct (paper: 0 of 30)", gpu, paper, None, None, "share", q,
-                       "no Quantization task runs in the records")]  # fmt: skip
+        return [figure("quantization_correct", f"Quantization task runs correct ({of_paper})", gpu, paper, None, None,
+                       "share", q, "no Quantization task runs in the records")]  # fmt: skip
     figs = []
     for method, g in q.groupby("method", observed=True):
         correct = int((g["correct"] > 0).sum())
-        figs.append(figure(f"quantization_correct_{method}", f"Quantization task runs correct ({method}; paper: 0 of 30)", gpu,
-                           paper, correct / len(g), intervals.clopper_pearson(correct, len(g)), "share", g,
+        figs.append(figure(f"quantization_correct_{method}", f"Quantization task runs correct ({method}; {of_paper})",
+                           gpu, paper, correct / len(g), intervals.clopper_pearson(correct, len(g)), "share", g,
                            detail=f"method {method}: {correct} of {len(g)} Quantization task runs"))  # fmt: skip
     return figs
 

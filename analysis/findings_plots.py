@@ -64,7 +64,8 @@ def rounds(figures: list[Figure], path: Path) -> Path:
                               (speed, ("geak_speedup",), "mean speedup of correct kernels (x eager)")):  # fmt: skip
         for (kind, gpu), g in frame[frame["kind"].isin(kinds)].groupby(["kind", "gpu"]):
             g = g.sort_values("round")
-            err = np.vstack([g["value"] - g["low"].fillna(g["value"]), g["high"].fillna(g["value"]) - g["value"]])
+            err = np.clip(np.vstack([g["value"] - g["low"].fillna(g["value"]), g["high"].fillna(g["value"]) - g["value"]]),
+                          0, None)  # a percentile interval need not contain its point estimate
             ax.errorbar(g["round"], g["value"], yerr=err, marker="o", capsize=3,
                         label=f"{gpu} {kind.removeprefix('geak_').replace('_', ' ')}")  # fmt: skip
         paper = frame[frame["kind"] == kinds[0]].dropna(subset=["paper"]).drop_duplicates("round")
