@@ -27,12 +27,14 @@ log = logging.getLogger(__name__)
 
 DEFAULT_EXPERIMENT = "kbx"  # kbx.run's default `experiment`
 RECORD_COLUMNS = (
-    "method", "hardware", "gpu_name", "category", "task", "round", "final", "status",
+    "method", "hardware", "gpu_name", "category", "task", "task_version", "round", "final", "status",
     "compiled", "correct", "speedup", "runtime_ms", "baseline_ms",
     "round_compiled", "round_correct", "round_speedup", "round_runtime_ms", "round_baseline_ms", "attempts",
-    "iteration", "seed", "config_hash", "run_id", "job_run_id", "experiment", "task_version", "device",
-    "kbx_version", "suite_version", "torch_version",
+    "run_id", "job_run_id",
 )  # fmt: skip
+JOB_COLUMNS = ("job_run_id", "experiment", "method", "hardware", "gpu_name", "device", "iteration", "seed",
+               "config_hash", "kbx_version", "suite_version", "torch_version")  # fmt: skip
+JOBS_FILE = "jobs.csv"  # beside the records: what every task run of a job shares, written once per job
 IDENTITY = ("config_hash", "seed", "task", "round")  # one record, whichever store (or synced copy) it came from
 SORT = ("hardware", "method", "category", "task", "seed", "round")
 FLOAT_FORMAT = "%.6g"  # six significant digits: timings are medians of noisy measurements, far coarser than that
@@ -40,14 +42,16 @@ FLOAT_FORMAT = "%.6g"  # six significant digits: timings are medians of noisy me
 
 def export(stores: list[str], experiments: list[str], out: Path, labels: dict[str, str] | None = None,
            filter_string: str = "") -> dict:  # fmt: skip
-    """Write the records of every store's `experiments` to `out` (CSV); returns counts for the user."""
+    """Write the records of every store's `experiments` to `out` and their jobs beside it (CSV); returns counts."""
     records = collect(stores, experiments, labels or {}, filter_string)
+    jobs = records[list(JOB_COLUMNS)].drop_duplicates("job_run_id").sort_values(["hardware", "method", "job_run_id"])
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    records.to_csv(partial, index=False, float_format=FLOAT_FORMAT)
-    partial.replace(out)  # never a half-written CSV in place of a good one
-    return {"out": str(out), "rows": len(records), "task_runs": int(records["run_id"].nunique()),
-            "jobs": int(records["job_run_id"].nunique()),
+    for frame, path in ((jobs, out.with_name(JOBS_FILE)), (records[list(RECORD_COLUMNS)], out)):
+        partial = path.with_name(path.name + ".partial")
+        frame.to_csv(partial, index=False, float_format=FLOAT_FORMAT)
+        partial.replace(path)  # never a half-written CSV in place of a good one
+    return {"out": str(out), "jobs_file": str(out.with_name(JOBS_FILE)), "rows": len(records),
+            "task_runs": int(records["run_id"].nunique()), "jobs": len(jobs),
             "methods": sorted(records["method"].unique()), "hardware": sorted(records["hardware"].unique())}  # fmt: skip
 
 
@@ -83,20 +87,27 @@ def collect(stores: list[str], experiments: list[str], labels: dict[str, str], f
     records = records.drop_duplicates(list(IDENTITY), keep="first")
     if len(records) < before:
         log.info("dropped %d rows that are synced copies of rows already exported", before - len(records))
-    return records[list(RECORD_COLUMNS)].sort_values(list(SORT), kind="stable").reset_index(drop=True)
+    columns = list(dict.fromkeys(RECORD_COLUMNS + JOB_COLUMNS))
+    return records[columns].sort_values(list(SORT), kind="stable").reset_index(drop=True)
 
 
 def read_records(path: Path) -> pd.DataFrame:
-    """A records CSV back as `analysis.load`'s frame, so every table and model reads it as it reads MLflow."""
-    if not path.is_file():
-        raise load.AnalysisError(f"no records file at {path} (write one with `python -m analysis export`)")
-    text_columns = {c: str for c in ("method", "hardware", "gpu_name", "category", "task", "status", "seed",
-                                     "config_hash", "run_id", "job_run_id", "experiment", "task_version", "device",
-                                     "kbx_version", "suite_version", "torch_version", "iteration")}  # fmt: skip
-    frame = pd.read_csv(path, dtype=text_columns, keep_default_na=False, na_values={c: [""] for c in _numeric()})
-    missing = sorted(set(RECORD_COLUMNS) - set(frame.columns))
-    if missing:
-        raise load.AnalysisError(f"{path} is not a kbx records file: missing column(s) {', '.join(missing)}")
+    """A records CSV (and its jobs.csv) back as `analysis.load`'s frame, so every table and model reads it as it
+    reads MLflow."""
+    jobs_path = path.with_name(JOBS_FILE)
+    for needed in (path, jobs_path):
+        if not needed.is_file():
+            raise load.AnalysisError(f"no records file at {needed} (write one with `python -m analysis export`)")
+    text = {c: str for c in ("method", "hardware", "gpu_name", "category", "task", "task_version", "status", "run_id",
+                             "job_run_id", *JOB_COLUMNS)}  # fmt: skip
+    frame = pd.read_csv(path, dtype=text, keep_default_na=False, na_values={c: [""] for c in _numeric()})
+    jobs = pd.read_csv(jobs_path, dtype=str, keep_default_na=False)
+    for table, columns, where in ((frame, RECORD_COLUMNS, path), (jobs, JOB_COLUMNS, jobs_path)):
+        missing = sorted(set(columns) - set(table.columns))
+        if missing:
+            raise load.AnalysisError(f"{where} is not a kbx records file: missing column(s) {', '.join(missing)}")
+    shared = [c for c in JOB_COLUMNS if c in RECORD_COLUMNS and c != "job_run_id"]
+    frame = frame.merge(jobs.drop(columns=shared), on="job_run_id", how="left", validate="many_to_one")
     frame["final"] = frame["final"].astype(str).str.lower() == "true"
     frame["timed"] = frame["round_speedup"].notna()
     return frame

@@ -25,8 +25,9 @@ def save(fig, path: Path) -> Path:
     return path
 
 
-def bars(figures: list[Figure], path: Path, title: str, ylabel: str, label=lambda f: f"{f.claim}\n{f.hardware}") -> Path:
-    """One bar per figure (kbx's value, interval as an error bar) and the paper's value as a star."""
+def bars(figures: list[Figure], path: Path, title: str, ylabel: str, label) -> Path:
+    """One bar per figure (kbx's value, interval as an error bar) and the paper's value as a star; `label(figure)`
+    names the bar."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(FIGSIZE[0], 1.1 * len(figures) + 2), FIGSIZE[1]))
     shown = [f for f in figures if f.value is not None]

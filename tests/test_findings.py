@@ -87,6 +87,8 @@ def test_export_writes_one_row_per_task_run_and_round(made):
     assert set(records["method"]) == {"reference", "inductor", "geak"}  # --label predictions=geak
     assert set(records["hardware"]) == set(GPUS) and records["run_id"].nunique() == TASK_RUNS
     assert list(records.columns) == list(export.RECORD_COLUMNS)
+    jobs = pd.read_csv(made["records"].with_name(export.JOBS_FILE))
+    assert len(jobs) == len(METHODS) * len(GPUS) and set(jobs["job_run_id"]) == set(records["job_run_id"])
     assert not records.duplicated(["run_id", "round"]).any()
 
 
@@ -235,6 +237,7 @@ def test_the_document_is_the_same_bytes_when_regenerated(made, tmp_path):
     again = tmp_path / "docs" / "findings"
     again.mkdir(parents=True)
     shutil.copy(made["records"], again / "records.csv")
+    shutil.copy(made["records"].with_name(export.JOBS_FILE), again / export.JOBS_FILE)
     _generate_in(tmp_path)
     assert (tmp_path / "docs" / "FINDINGS.md").read_text() == made["out"].read_text()
     for png in made["doc"]["plots"]:
