@@ -87,6 +87,10 @@ def compute(frame: pd.DataFrame) -> dict:
     spread_figs, spread = cross_gpu(load.outcomes(frame), gpus)
     result["figures"] += spread_figs
     result.update(spread)
+    per_cell = frame.groupby(["method", "hardware"])["job_run_id"].nunique()
+    for (method, gpu), jobs in per_cell[per_cell > 1].items():
+        result["notes"].append(f"{method} on {gpu} comes from {jobs} jobs: their task runs are pooled, so a task "
+                               "judged in several jobs counts once per job (export with --filter to keep one)")  # fmt: skip
     if len(gpus) < 2:
         result["notes"].append(f"the records hold one GPU ({', '.join(gpus)}): the cross-GPU spread cannot be "
                                "computed; run the same jobs on a second GPU and export both stores")  # fmt: skip

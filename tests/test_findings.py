@@ -244,3 +244,15 @@ def test_the_document_is_the_same_bytes_when_regenerated(made, tmp_path):
     for png in made["doc"]["plots"]:
         name = png.split("/")[-1]
         assert (again / name).read_bytes() == (made["records"].parent / name).read_bytes(), name
+
+
+def test_two_jobs_of_one_method_on_one_gpu_are_pointed_out(tmp_path):
+    """Distinct jobs (a rerun) are not copies: both are exported, and the document says their runs are pooled."""
+    first, _ = _store(tmp_path / "a", gpus=("h100",), seed=1)
+    second, _ = _store(tmp_path / "b", gpus=("h100",), seed=2)
+    records = tmp_path / "records.csv"
+    summary = export.export([first, second], ["kbx"], records, {"predictions": "geak"})
+    assert summary["jobs"] == 2 * len(METHODS)
+    findings_doc.generate(records, tmp_path / "FINDINGS.md")
+    text = (tmp_path / "FINDINGS.md").read_text()
+    assert "geak on h100 comes from 2 jobs: their task runs are pooled" in text
