@@ -12,6 +12,7 @@ from pathlib import Path
 
 BENCH_RUNS = 10_000
 EXIT_USAGE = 2
+EXIT_STALE = 1  # findings --check: the committed document is not what the records give
 NEEDED = ("pandas", "statsmodels", "matplotlib")  # kbx's [analysis] extra, left out of a GPU node's install
 
 
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     fin = sub.add_parser("findings", help="docs/FINDINGS.md and its plots from a records CSV (no GPU, no MLflow)")
     fin.add_argument("--records", type=Path, default=Path("docs/findings/records.csv"))
     fin.add_argument("--out", type=Path, default=Path("docs/FINDINGS.md"))
+    fin.add_argument("--check", action="store_true", help="write nothing; exit 1 if the committed files are stale")
     ben = sub.add_parser("bench", help="time the report over a synthetic sqlite store")
     ben.add_argument("--runs", type=int, default=BENCH_RUNS, help="task runs in the synthetic store")
     ben.add_argument("--dir", type=Path, default=Path("outputs/analysis-bench"), help="where the store and report go")
@@ -57,6 +59,15 @@ def main(argv: list[str] | None = None) -> int:
 
             summary = export(args.stores, args.experiment or [DEFAULT_EXPERIMENT], args.out, parse_labels(args.label),
                              args.filter)  # fmt: skip
+        elif args.command == "findings" and args.check:
+            from analysis.findings_doc import stale
+
+            differ = stale(args.records, args.out)
+            if differ:
+                print(f"analysis: not what `make findings` writes from {args.records}: {', '.join(differ)}",
+                      file=sys.stderr)  # fmt: skip
+                return EXIT_STALE
+            summary = {"up_to_date": True, "records": str(args.records)}
         elif args.command == "findings":
             from analysis.findings_doc import generate
 

@@ -1,6 +1,6 @@
 """docs/FINDINGS.md and its plots, from the committed records alone (`make findings`).
 
-    python -m analysis findings [--records docs/findings/records.csv] [--out docs/FINDINGS.md]
+    python -m analysis findings [--records docs/findings/records.csv] [--out docs/FINDINGS.md] [--check]
 
 No GPU, no tracking store, no network: the records CSV (written by `python -m analysis export`
 from the MLflow stores of the GPU runs) holds everything. The document carries no date and the
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import export, findings, findings_plots, intervals, report, tables
+from analysis import export, findings, findings_plots, intervals, load, report, tables
 from analysis.findings import Figure
 
 RECORDS = Path("docs/findings/records.csv")
@@ -67,6 +67,35 @@ def generate(records: Path = RECORDS, out: Path = DOCUMENT) -> dict:
     figures = found["figures"]
     return {"out": str(out), "figures": len(figures), "computed": sum(f.value is not None for f in figures),
             "differ": sum(f.agrees is False for f in figures), "plots": [str(p) for p in plots.values()]}  # fmt: skip
+
+
+def stale(records: Path = RECORDS, out: Path = DOCUMENT) -> list[str]:
+    """The generated files that differ from what `generate` writes from `records` now (empty: up to date).
+
+    Generates into a scratch copy of the checkout's layout (the same relative paths, so the same
+    text), leaving the real files untouched; `records` and `out` must be relative paths.
+    """
+    import shutil
+    import tempfile
+
+    if records.is_absolute() or out.is_absolute():
+        raise load.AnalysisError("--check compares files at the checkout's relative paths; run it from the checkout")
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / records.parent).mkdir(parents=True, exist_ok=True)
+        (root / out.parent).mkdir(parents=True, exist_ok=True)
+        for source in (records, records.with_name(export.JOBS_FILE)):
+            if not source.is_file():
+                raise load.AnalysisError(f"no records file at {source} (write one with `python -m analysis export`)")
+            shutil.copy(source, root / source)
+        cwd = Path.cwd()
+        os.chdir(root)
+        try:
+            written = generate(records, out)
+        finally:
+            os.chdir(cwd)
+        names = [out, records.parent / SPREAD_CSV, *map(Path, written["plots"])]
+        return [str(n) for n in names if not n.is_file() or n.read_bytes() != (root / n).read_bytes()]
 
 
 def draw(found: dict, frame: pd.DataFrame, folder: Path) -> dict[str, Path]:

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from analysis import bench, export, findings, findings_doc, load
+from tests.conftest import REPO
 
 METHODS = ("reference", "inductor", "predictions")  # predictions: stored GEAK kernels, relabelled geak
 GPUS = ("h100", "h200")
@@ -256,3 +257,31 @@ def test_two_jobs_of_one_method_on_one_gpu_are_pointed_out(tmp_path):
     findings_doc.generate(records, tmp_path / "FINDINGS.md")
     text = (tmp_path / "FINDINGS.md").read_text()
     assert "geak on h100 comes from 2 jobs: their task runs are pooled" in text
+
+
+def test_check_finds_a_stale_document_and_passes_a_fresh_one(made, tmp_path):
+    """`analysis findings --check` (what CI runs on the committed docs) writes nothing and names stale files."""
+    import shutil
+
+    from analysis.__main__ import main
+
+    shutil.copytree(made["out"].parent, tmp_path / "docs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        assert main(["findings", "--check"]) == 0
+        document = tmp_path / findings_doc.DOCUMENT
+        document.write_text(document.read_text().replace("agrees", "agreed", 1))
+        plot = tmp_path / "docs" / "findings" / "deviance.png"
+        plot.write_bytes(plot.read_bytes() + b"x")
+        assert main(["findings", "--check"]) == 1
+        assert document.read_text().count("agreed") == 1  # --check wrote nothing
+        assert main(["findings", "--check", "--records", str(tmp_path / "docs" / "findings" / "records.csv")]) == 2
+
+
+@pytest.mark.skipif(not (REPO / findings_doc.RECORDS).is_file(), reason="no committed records yet (the GPU runs make them)")
+def test_the_committed_findings_are_what_make_findings_writes():
+    from analysis.__main__ import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        assert main(["findings", "--check"]) == 0, "docs/FINDINGS.md is stale: run `make findings` and commit it"
