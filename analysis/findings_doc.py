@@ -70,10 +70,12 @@ def generate(records: Path = RECORDS, out: Path = DOCUMENT) -> dict:
 
 
 def stale(records: Path = RECORDS, out: Path = DOCUMENT) -> list[str]:
-    """The generated files that differ from what `generate` writes from `records` now (empty: up to date).
+    """The generated text files that differ from what `generate` writes from `records` now (empty: up to date).
 
     Generates into a scratch copy of the checkout's layout (the same relative paths, so the same
-    text), leaving the real files untouched; `records` and `out` must be relative paths.
+    text), leaving the real files untouched; `records` and `out` must be relative paths. The
+    document and the spread table hold every figure; the PNGs are left out, since another
+    matplotlib or FreeType renders the same plot to other bytes (the same versions give the same).
     """
     import shutil
     import tempfile
@@ -94,7 +96,7 @@ def stale(records: Path = RECORDS, out: Path = DOCUMENT) -> list[str]:
             written = generate(records, out)
         finally:
             os.chdir(cwd)
-        names = [out, records.parent / SPREAD_CSV, *map(Path, written["plots"])]
+        names = [Path(written["out"]), records.parent / SPREAD_CSV]
         return [str(n) for n in names if not n.is_file() or n.read_bytes() != (root / n).read_bytes()]
 
 

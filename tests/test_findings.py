@@ -260,7 +260,7 @@ def test_two_jobs_of_one_method_on_one_gpu_are_pointed_out(tmp_path):
 
 
 def test_check_finds_a_stale_document_and_passes_a_fresh_one(made, tmp_path):
-    """`analysis findings --check` (what CI runs on the committed docs) writes nothing and names stale files."""
+    """`analysis findings --check` (what CI runs on the committed docs) writes nothing and finds a stale document."""
     import shutil
 
     from analysis.__main__ import main
@@ -272,7 +272,7 @@ def test_check_finds_a_stale_document_and_passes_a_fresh_one(made, tmp_path):
         document = tmp_path / findings_doc.DOCUMENT
         document.write_text(document.read_text().replace("agrees", "agreed", 1))
         plot = tmp_path / "docs" / "findings" / "deviance.png"
-        plot.write_bytes(plot.read_bytes() + b"x")
+        plot.write_bytes(plot.read_bytes() + b"x")  # not checked: other renderers, other bytes
         assert main(["findings", "--check"]) == 1
         assert document.read_text().count("agreed") == 1  # --check wrote nothing
         assert main(["findings", "--check", "--records", str(tmp_path / "docs" / "findings" / "records.csv")]) == 2
