@@ -285,3 +285,34 @@ def test_the_committed_findings_are_what_make_findings_writes():
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(REPO)
         assert main(["findings", "--check"]) == 0, "docs/FINDINGS.md is stale: run `make findings` and commit it"
+
+
+def test_tasks_without_a_stored_kernel_are_left_out_of_geak_figures_and_the_deviance(tmp_path):
+    """Stored predictions cover only the corpus's tasks; kbx logs the rest as no_code (one round-0 attempt)."""
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    runs = bench.synthetic_runs(TASK_RUNS // 2, seed=SEED, methods=METHODS, hardware=("h100",))
+    missing = set()
+    for run in runs:
+        task = run.params.get("task", "")
+        if run.params.get("method") == "predictions" and task and int(task[-5:]) % 2 == 0:  # half the tasks
+            missing.add(task)
+            run.tags["kbx.status"] = "no_code"
+            run.metrics = [("attempts", 1.0, 0), ("round_compiled", 0.0, 0), ("round_correct", 0.0, 0),
+                           ("compiled", 0.0, 0), ("correct", 0.0, 0)]  # fmt: skip
+    bench.fill(uri, "kbx", runs)
+    records = tmp_path / "records.csv"
+    export.export([uri], ["kbx"], records, {"predictions": "geak"})
+    figs = findings.compute(export.read_records(records))["figures"]
+    truth = _generated(runs)
+    kept = truth[~truth["task"].isin(missing)]
+
+    def value(key):
+        return next(f for f in figs if f.key == key).value
+
+    geak = kept[(kept["method"] == "geak") & (kept["round"] == 0)]
+    assert value("geak_compile_best_r0") == pytest.approx(geak["compiled"].mean())
+    final = kept[kept["round"] == LAST]
+    quant = final[(final["method"] == "geak") & (final["category"] == "Quantization")]
+    assert value("quantization_correct_geak") == pytest.approx(quant["correct"].mean())
+    deviance_fig = next(f for f in figs if f.key == "method_explained")
+    assert deviance_fig.task_runs == len(final) and f"{final['task'].nunique()} tasks" in deviance_fig.detail
