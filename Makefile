@@ -7,6 +7,8 @@
 # otherwise it installs the CPU build of torch 2.13 first, so no CUDA wheels are downloaded.
 # The .[cluster] extra (Ray, Hydra's submitit launcher) comes with it: the tests run both; so do
 # .[analysis] (pandas, statsmodels, matplotlib) and .[ui] (the full MLflow, for `make ui`).
+#   make findings - docs/FINDINGS.md and its plots (docs/findings/*.png) from the committed records
+#                (docs/findings/records.csv, written by `python -m analysis export`); no GPU, no network
 #   make wheelhouse [PYVER=3.12] [PLATFORM=manylinux_2_28_x86_64] [WHEELHOUSE=wheelhouse]
 #              - on a machine with internet: the wheels a GPU node without internet needs
 #                (scripts/wheelhouse.py; install there with scripts/node_install.sh WHEELHOUSE)
@@ -27,7 +29,7 @@ PYVER ?= 3.12
 PLATFORM ?= manylinux_2_28_x86_64
 WHEELHOUSE ?= wheelhouse
 
-.PHONY: setup run test check-tasks ui clean services services-deps services-stop services-status wheelhouse
+.PHONY: setup run test check-tasks ui findings clean services services-deps services-stop services-status wheelhouse
 
 setup: $(STAMP)
 
@@ -73,6 +75,11 @@ services-status:
 
 ui: setup
 	$(PY) -m kbx.ui --experiment $(or $(EXPERIMENT),kbx) --port 5000
+
+RECORDS ?= docs/findings/records.csv
+
+findings: setup
+	$(PY) -m analysis findings --records $(RECORDS) --out docs/FINDINGS.md
 
 # Needs only a Python with pip and internet (no .venv): pip downloads for the target, not for this machine.
 wheelhouse:

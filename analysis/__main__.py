@@ -1,4 +1,5 @@
-"""`python -m analysis report|bench`: the command line; the work is in analysis.report and analysis.bench."""
+"""`python -m analysis report|export|findings|bench`: the command line; the work is in the modules of the same names
+(analysis.report, analysis.export, analysis.findings_doc, analysis.bench)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 BENCH_RUNS = 10_000
 EXIT_USAGE = 2
+EXIT_STALE = 1  # findings --check: the committed document is not what the records give
 NEEDED = ("pandas", "statsmodels", "matplotlib")  # kbx's [analysis] extra, left out of a GPU node's install
 
 
@@ -29,6 +31,17 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--tracking-uri", default=None, help="default: $MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db")
     rep.add_argument("--out", required=True, type=Path, help="output directory")
     rep.add_argument("--no-log", action="store_true", help="do not log the output as an MLflow analysis run")
+    exp = sub.add_parser("export", help="per-round task records of MLflow stores -> one CSV (the input of findings)")
+    exp.add_argument("stores", nargs="+", help="mlruns/ directories (kbx's layout), sqlite files or tracking URIs")
+    exp.add_argument("--experiment", action="append", help="experiment name (repeatable; default: kbx)")
+    exp.add_argument("--label", action="append", default=[], metavar="METHOD=NAME",
+                     help="rename a method, e.g. predictions=geak (stored GEAK kernels run as method=predictions)")
+    exp.add_argument("--filter", default="", help="MLflow filter string selecting task runs or their jobs")
+    exp.add_argument("--out", type=Path, default=Path("docs/findings/records.csv"), help="the CSV to write")
+    fin = sub.add_parser("findings", help="docs/FINDINGS.md and its plots from a records CSV (no GPU, no MLflow)")
+    fin.add_argument("--records", type=Path, default=Path("docs/findings/records.csv"))
+    fin.add_argument("--out", type=Path, default=Path("docs/FINDINGS.md"))
+    fin.add_argument("--check", action="store_true", help="write nothing; exit 1 if the committed files are stale")
     ben = sub.add_parser("bench", help="time the report over a synthetic sqlite store")
     ben.add_argument("--runs", type=int, default=BENCH_RUNS, help="task runs in the synthetic store")
     ben.add_argument("--dir", type=Path, default=Path("outputs/analysis-bench"), help="where the store and report go")
@@ -41,6 +54,24 @@ def main(argv: list[str] | None = None) -> int:
 
             summary = report(args.tracking_uri or default_tracking_uri(), args.experiment, args.filter, args.out,
                              log_to_mlflow=not args.no_log)  # fmt: skip
+        elif args.command == "export":
+            from analysis.export import DEFAULT_EXPERIMENT, export, parse_labels
+
+            summary = export(args.stores, args.experiment or [DEFAULT_EXPERIMENT], args.out, parse_labels(args.label),
+                             args.filter)  # fmt: skip
+        elif args.command == "findings" and args.check:
+            from analysis.findings_doc import stale
+
+            differ = stale(args.records, args.out)
+            if differ:
+                print(f"analysis: not what `make findings` writes from {args.records}: {', '.join(differ)}",
+                      file=sys.stderr)  # fmt: skip
+                return EXIT_STALE
+            summary = {"up_to_date": True, "records": str(args.records)}
+        elif args.command == "findings":
+            from analysis.findings_doc import generate
+
+            summary = generate(args.records, args.out)
         else:
             from analysis.bench import run_bench
 

@@ -134,7 +134,7 @@ def one_factor_explained(data: pd.DataFrame, factor: str) -> float | None:
 
 
 def bootstrap_ratio(data: pd.DataFrame, replicates: int, seed: int) -> dict:
-    """Percentile interval for category/method explained deviance, resampling whole tasks.
+    """Percentile intervals for category/method explained deviance (and for each share), resampling whole tasks.
 
     Tasks are the sampling unit: all runs of a drawn task (every method, hardware, seed) come
     along, so the interval reflects which tasks happen to be in the suite. Replicates in which
@@ -167,8 +167,10 @@ def bootstrap_ratio(data: pd.DataFrame, replicates: int, seed: int) -> dict:
         ratio = cat / meth
         per_df = (cat / ((n_c > 0).sum(1) - 1)) / (meth / ((n_m > 0).sum(1) - 1))
     out = {"replicates": replicates, "level": CI_LEVEL, "seed": seed, "notes": notes}
-    for name, values in (("ci", ratio), ("per_df_ci", per_df)):
-        valid = values[np.isfinite(values) & (meth > 0)]
+    every = np.ones_like(meth, dtype=bool)
+    for name, values, usable in (("ci", ratio, meth > 0), ("per_df_ci", per_df, meth > 0),
+                                 ("category_ci", cat, every), ("method_ci", meth, every)):  # fmt: skip
+        valid = values[np.isfinite(values) & usable]
         out[f"{name}_valid_replicates"] = int(valid.size)
         if valid.size < MIN_VALID_SHARE * replicates:
             out[name] = None
@@ -199,5 +201,5 @@ def _empty_factor() -> dict:
 
 
 def _empty_ratio(replicates: int, notes: list | None = None) -> dict:
-    return {"replicates": replicates, "ci": None, "per_df_ci": None, "category_over_method": None, "per_df": None,
-            "notes": notes or []}  # fmt: skip
+    return {"replicates": replicates, "ci": None, "per_df_ci": None, "category_ci": None, "method_ci": None,
+            "category_over_method": None, "per_df": None, "notes": notes or []}  # fmt: skip

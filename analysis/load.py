@@ -129,25 +129,28 @@ def _sql_store(client):
 
 
 def _search_sql(store, experiment_ids: list[str]) -> pd.DataFrame:
-    """What `_search` returns, read with three plain queries instead of ~20 ORM objects a run."""
+    """What `_search` returns, read with three plain queries instead of ~20 ORM objects a run.
+
+    Rows come back as the driver's plain tuples (no SQLAlchemy Row per value), and each run keeps
+    the one value MLflow allows per tag or param key, so a pivot needs no aggregation.
+    """
     from mlflow.store.tracking.dbmodels.models import SqlParam, SqlRun, SqlTag
+    from sqlalchemy import select
 
     in_experiments = SqlRun.experiment_id.in_([int(i) for i in experiment_ids])
+    active = select(SqlRun.run_uuid, SqlRun.experiment_id).where(in_experiments, SqlRun.lifecycle_stage == "active")
+    tags = select(SqlTag.run_uuid, SqlTag.key, SqlTag.value).join(SqlRun, SqlRun.run_uuid == SqlTag.run_uuid)
+    tags = tags.where(in_experiments, SqlTag.key.in_((ROLE_TAG, PARENT_TAG, STATUS_TAG)))
+    params = select(SqlParam.run_uuid, SqlParam.key, SqlParam.value).join(SqlRun, SqlRun.run_uuid == SqlParam.run_uuid)
+    params = params.where(in_experiments, SqlParam.key.in_(TASK_PARAMS + JOB_PARAMS))
     with store.ManagedSessionMaker() as session:
-        active = session.query(SqlRun.run_uuid, SqlRun.experiment_id).filter(in_experiments,
-                                                                              SqlRun.lifecycle_stage == "active")
-        ids = [(r, str(e)) for r, e in active]
-        tags = session.query(SqlTag.run_uuid, SqlTag.key, SqlTag.value).join(SqlRun, SqlRun.run_uuid == SqlTag.run_uuid)
-        tags = tags.filter(in_experiments, SqlTag.key.in_((ROLE_TAG, PARENT_TAG, STATUS_TAG)))
-        params = session.query(SqlParam.run_uuid, SqlParam.key, SqlParam.value)
-        params = params.join(SqlRun, SqlRun.run_uuid == SqlParam.run_uuid)
-        params = params.filter(in_experiments, SqlParam.key.in_(TASK_PARAMS + JOB_PARAMS))
-        tag_rows, param_rows = [tuple(r) for r in tags], [tuple(r) for r in params]
-    frame = pd.DataFrame(ids, columns=["run_id", "experiment_id"])
+        fetch = session.connection().execute
+        ids, tag_rows, param_rows = (fetch(q).cursor.fetchall() for q in (active, tags, params))
+    frame = pd.DataFrame.from_records(ids, columns=["run_id", "experiment_id"]).astype({"experiment_id": str})
     names = {ROLE_TAG: "role", PARENT_TAG: "parent", STATUS_TAG: "status"}
     for rows, rename in ((tag_rows, names), (param_rows, None)):
-        long = pd.DataFrame(rows, columns=["run_id", "key", "value"])
-        wide = long.pivot_table(index="run_id", columns="key", values="value", aggfunc="last")
+        long = pd.DataFrame.from_records(rows, columns=["run_id", "key", "value"])
+        wide = long.pivot(index="run_id", columns="key", values="value")
         wide = wide.rename(columns=rename or (lambda k: f"p.{k}"))
         frame = frame.merge(wide.reset_index(), on="run_id", how="left")
     for column in names.values():
@@ -246,7 +249,8 @@ def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
     out, as they are of the job's rates.
     """
     final = frame[frame["final"] & ~frame["status"].isin(UNJUDGED)]
-    keep = ["experiment", "job_run_id", "run_id", "method", "task", "category", "hardware", "gpu_name", "seed", "round"]
+    keep = ["experiment", "job_run_id", "run_id", "method", "task", "category", "hardware", "gpu_name", "seed", "round",
+            "status"]
     out = final[keep].copy()
     out["compiled"] = final["compiled"].fillna(0.0).to_numpy()
     out["correct"] = final["correct"].fillna(0.0).to_numpy()

@@ -169,6 +169,25 @@ def test_analysis_run_is_logged_and_ignored_by_the_next_report(store, tmp_path):
     assert set(by_parent["method"]) == {"geak"}
 
 
+def test_export_and_findings_over_real_cpu_runs(store, tmp_path):
+    """The findings pipeline on the real CLI: the store -> records CSV -> FINDINGS.md, with the CPU's limits said."""
+    uri, _, _ = store
+    records, doc = tmp_path / "docs" / "findings" / "records.csv", tmp_path / "docs" / "FINDINGS.md"
+    code, out, err = cli("analysis", "export", uri.removeprefix("sqlite:///"), "--experiment", EXPERIMENT,
+                         "--out", str(records))  # fmt: skip
+    assert code == 0, (out + err)[-3000:]
+    assert json.loads(out)["rows"] == len(PLAN) * (1 + ROUNDS)  # reference: one round; geak: three
+    code, out, err = cli("analysis", "findings", "--records", str(records), "--out", str(doc))
+    assert code == 0, (out + err)[-3000:]
+    text = doc.read_text()
+    assert "| GEAK compile rate after round 0, best so far | cpu | 52.3% | 50.0% |" in text  # 3 of 6, as above
+    assert f"| GEAK compile rate after round {ROUNDS - 1}, best so far | cpu | 68.8% | 100.0% |" in text
+    assert "no timed kernels (CPU runs check correctness only)" in text
+    assert "the records hold one GPU (cpu): the cross-GPU spread cannot be computed" in text
+    code, _, err = cli("analysis", "findings", "--records", str(tmp_path / "none.csv"), "--out", str(doc))
+    assert code == 2 and err.strip().startswith("analysis: no records file at") and len(err.strip().splitlines()) == 1
+
+
 # ----- the shared GEAK corpus, every line whose task kbx has ---------------------------------------
 
 CORPUS_EXPERIMENT = "geak-corpus-e2e"

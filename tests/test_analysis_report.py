@@ -70,7 +70,7 @@ def test_degenerate_store_is_reported_not_crashed_on(uri, tmp_path):
 
 def test_bench_runs_end_to_end(tmp_path):
     figures = bench.run_bench(200, tmp_path / "bench")
-    assert figures["task_runs"] == 200 and figures["report_s"] > 0
+    assert figures["task_runs"] == 200 and figures["report_s"] > 0 and figures["report_cli_cpu_s"] > 0
     assert (tmp_path / "bench" / "report" / "report.md").is_file()
 
 
