@@ -16,6 +16,7 @@ from kbx.tasks.audit import (
     EXCEPTION,
     FAILING,
     HEADROOM,
+    IDENTITY,
     OK,
     TOO_LOOSE,
     TOO_TIGHT,
@@ -106,6 +107,7 @@ def test_rows_say_how_a_case_is_judged_when_float64_is_not_meaningful():
     assert rows_by_judged("Reduce/argmax") == {EXACT}
     assert DISTRIBUTION in rows_by_judged("Random/rand")
     assert EXCEPTION in rows_by_judged("LinearAlgebra/cholesky")
+    assert rows_by_judged("LinearAlgebra/qr") == {IDENTITY}  # measured against size- and condition-scaled bounds
 
 
 # Every repository task's tolerance must pass the audit on its correctness cases. The full suite
@@ -124,6 +126,8 @@ SAMPLE = (
     "LinearAlgebra/pseudoinverse_svd", "Math/exp_sqrt", "Math/logit", "MatrixMultiply/matrix_multiply_and_row_dot",
     "MatrixMultiply/tril_mm_and_scale", "Quantization/attention_w8a8", "Quantization/bmm_w8a8",
     "SpatialOps/grid_sample_with_affine",
+    # identity checks with bounds from size and condition (kbx.tasks.identities)
+    "LinearAlgebra/svd", "LinearAlgebra/qr", "LinearAlgebra/lu", "LinearAlgebra/eig", "LinearAlgebra/ldl_factor",
 )  # fmt: skip
 
 
