@@ -152,3 +152,26 @@ def test_repository_tolerances_pass_the_audit_on_a_gpu(task_id):
     """On CUDA the judge's reference runs cuDNN convolutions in TF32 and the TF32 model is the real one."""
     failing = [r for r in audit_task(discover()[task_id], device="cuda", perf_shapes=1) if not r.extra and r.verdict in FAILING]
     assert not failing, [(r.case, r.verdict, r.note) for r in failing]
+
+
+def test_audit_cli_writes_the_command_it_ran_and_refuses_a_missing_directory(kbx_cli, tmp_path):
+    out = tmp_path / "TOLERANCES.md"
+    code, stdout, err = kbx_cli("kbx.tasks", "audit", "--task", "LinearAlgebra/qr", "--out", str(out))
+    assert code == 0, err[-2000:]
+    text = out.read_text()
+    assert text.startswith("# Tolerance audit\n") and f"`python -m kbx.tasks audit --task LinearAlgebra/qr --out {out}`" in text
+    assert "| LinearAlgebra/qr | n512 |" not in text and "| identity |" in text
+    code, _, err = kbx_cli("kbx.tasks", "audit", "--task", "LinearAlgebra/qr", "--out", str(tmp_path / "no" / "t.md"))
+    assert code == 2 and err.strip().startswith("kbx.tasks: error: --out") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.gpu
+def test_audit_cli_on_a_gpu_names_the_card_and_its_tf32_settings(kbx_cli, tmp_path):
+    """The GPU document: the judge's own TF32 defaults for the reference, the first perf shape included."""
+    out = tmp_path / "TOLERANCES_GPU.md"
+    code, stdout, err = kbx_cli("kbx.tasks", "audit", "--device", "cuda", "--first-perf", "--task", "Convolution/conv2d",
+                                "--task", "LinearAlgebra/qr", "--out", str(out))  # fmt: skip
+    assert code == 0, stdout[-3000:] + err[-2000:]
+    text = out.read_text()
+    assert text.startswith("# Tolerance audit on ") and "cuDNN convolution TF32 on" in text
+    assert "| LinearAlgebra/qr | n512 |" in text and "| Convolution/conv2d |" in text
