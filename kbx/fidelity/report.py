@@ -64,6 +64,9 @@ def _row(label: str, r: Row, cause: str) -> str:
 def detail(record: dict) -> str:
     """The record's reason, the mismatch's figures and any extra-case failure, on one table cell."""
     parts = [str(record.get("reason") or "")[:DETAIL_CHARS]]
+    message = [line.strip() for line in str(record.get("message") or "").splitlines() if line.strip()]
+    if message:
+        parts.append(" / ".join(message[-2:])[:DETAIL_CHARS])  # the failing line and the exception's own
     m = record.get("mismatch") or {}
     if m.get("count"):
         parts.append(f"{m['count']} of {m['numel']} elements at case {m.get('case', '?')}, max abs err "
