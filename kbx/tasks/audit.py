@@ -292,7 +292,8 @@ def run_reference(info: TaskInfo, case: Case, seed: int, device: str, convert: C
     try:
         with torch.no_grad(), mode if mode is not None else contextlib.nullcontext():
             out = spec.reference(*call.args, **call.kwargs)
-        return to_plain(with_state(out, call.args, call.kwargs) if spec.inplace else out)
+        # on the audit's device, as the judge holds its reference and hands outputs to the task's checks
+        return to_plain(with_state(out, call.args, call.kwargs) if spec.inplace else out, device=device)
     except torch.cuda.OutOfMemoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - a reference may raise by design (compared by type)
