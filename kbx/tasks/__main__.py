@@ -118,7 +118,8 @@ def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: 
     rows = []
     # spawned workers: a forked child cannot use a CUDA context its parent may already hold
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(audit_in_worker, t.id, device, perf_shapes, tf32, AUDIT_CPU_THREADS) for t in tasks]
+        threads = AUDIT_CPU_THREADS if device == "cpu" else max(1, (os.cpu_count() or 1) // jobs)
+        futures = [pool.submit(audit_in_worker, t.id, device, perf_shapes, tf32, threads) for t in tasks]
         for t, future in zip(tasks, futures, strict=True):
             task_rows, seconds = future.result()
             rows += task_rows

@@ -114,8 +114,7 @@ def audit_in_worker(task_id: str, device: str, perf_shapes: int, tf32: bool, cpu
 
     from kbx.tasks.registry import discover
 
-    if torch.device(device).type == "cpu":
-        torch.set_num_threads(cpu_threads)
+    torch.set_num_threads(cpu_threads)  # on a GPU too: the workers share the host's cores, never oversubscribe them
     started = time.perf_counter()
     return audit_task(discover()[task_id], device, perf_shapes, tf32), time.perf_counter() - started
 
