@@ -121,3 +121,19 @@ def test_kbx_evaluate_passes_a_kernel_that_fails_only_an_extra_case(kbx_cli, tmp
     assert record["cases_total"] - record["cases_passed"] == 2  # the extra case, at the public and the secret seed
 
 
+
+
+def test_summary_counts_correct_tasks_that_failed_an_extra_case(relu):
+    from kbx.loop import Judged, TaskResult
+    from kbx.summary import summarize, table
+
+    info = relu[0]
+
+    def result(status: Status, extra_failed: int) -> TaskResult:
+        record = EvalRecord(task=TASK, task_version=1, status=status, extra_cases_failed=extra_failed)
+        return TaskResult(info, [Judged(0, record, "")])
+
+    results = [result(Status.OK, 1), result(Status.OK, 0), result(Status.MISMATCH, 1)]
+    summary = summarize(results)
+    assert summary["n_extra_failed"] == 1.0 and summary["correct_rate"] == pytest.approx(2 / 3)
+    assert "1 correct tasks failed kbx's extra cases" in table(results)
