@@ -61,10 +61,13 @@ TYPE_ERROR = "TypeError"
 UPSTREAM_ALT_ENTRY = "kernel_function"  # the other name upstream's entry check accepts
 
 
-def classify(record: dict, upstream_correct: bool, info: TaskInfo | None, code: str) -> Cause:
-    """The cause of a disagreement between kbx's record and upstream's verdict on one line."""
+def classify(record: dict, upstream_compiled: bool, info: TaskInfo | None, code: str) -> Cause:
+    """The cause of a disagreement between kbx's record and upstream's verdict on one line.
+
+    `upstream_compiled`: upstream's call stage passed (it ran the file with its harness), so a rejection
+    came from its output comparison; where it did not, no comparison rule of upstream's explains it."""
     if record["correct"]:
-        return _kbx_accepts(info, code)
+        return _kbx_accepts(info, code, upstream_compiled)
     return _kbx_rejects(record, info, code)
 
 
@@ -93,7 +96,7 @@ def _kbx_rejects(record: dict, info: TaskInfo | None, code: str) -> Cause:
     return UNEXPLAINED
 
 
-def _kbx_accepts(info: TaskInfo | None, code: str) -> Cause:
+def _kbx_accepts(info: TaskInfo | None, code: str, upstream_compiled: bool) -> Cause:
     if info is None:
         return UNEXPLAINED
     spec = info.spec
@@ -101,6 +104,8 @@ def _kbx_accepts(info: TaskInfo | None, code: str) -> Cause:
         return ORPHAN
     if not upstream_finds_entry(code, info.stem):
         return UPSTREAM_ENTRY_CHECK
+    if not upstream_compiled:
+        return UNEXPLAINED  # upstream's run of the file failed before any comparison
     if spec.stochastic is not None:
         return NON_UNIQUE
     if any(d.startswith("complex") for d in spec.dtypes):

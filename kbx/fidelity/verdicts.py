@@ -127,7 +127,7 @@ def compare_results(label: str, path: str, corpus: dict[int, CorpusLine], tasks:
         if r["status"] == Status.UNKNOWN_TASK.value:
             continue
         agree = bool(r["correct"]) == line.upstream_correct or Status(r["status"]) in NO_VERDICT
-        cause = None if agree else classify(r, line.upstream_correct, tasks.get(line.task), line.code)
+        cause = None if agree else classify(r, line.upstream_compiled, tasks.get(line.task), line.code)
         rows.append(Row(line, r, cause))
     missing = [c for n, c in sorted(corpus.items()) if n not in seen and c.task in tasks]
     return Comparison(label, str(path), len(corpus), rows, missing)
