@@ -17,7 +17,9 @@ FAST_P = 1.0  # fast_1: share of tasks that are correct and faster than eager
 
 def summarize(results: list[TaskResult]) -> dict[str, float]:
     """n_tasks, compile_rate, correct_rate, fast_1, n_timed and geomean_speedup (NaN when nothing was
-    timed). Rates are over the tasks with a verdict: n_harness_error and n_quarantined count the rest."""
+    timed). Rates are over the tasks with a verdict: n_harness_error and n_quarantined count the rest.
+    n_extra_failed counts correct tasks that failed one of kbx's extra cases (beyond upstream's
+    contract), which never decide correctness."""
     everything = [r.best() for r in results]
     best = [b for b in everything if b.status.judged]  # harness failures and quarantined tasks apart
     n = len(best)
@@ -26,6 +28,7 @@ def summarize(results: list[TaskResult]) -> dict[str, float]:
         "n_tasks": float(len(everything)),
         "n_harness_error": float(sum(b.status is Status.HARNESS_ERROR for b in everything)),
         "n_quarantined": float(sum(b.status is Status.QUARANTINED for b in everything)),
+        "n_extra_failed": float(sum(b.correct and b.extra_cases_failed > 0 for b in best)),
         "compile_rate": sum(b.compiled for b in best) / n if n else 0.0,
         "correct_rate": sum(b.correct for b in best) / n if n else 0.0,
         "fast_1": sum(1 for s in timed if s > FAST_P) / n if n else 0.0,
@@ -51,5 +54,7 @@ def table(results: list[TaskResult]) -> str:
         f"fast_1 {s['fast_1']:.1%}, geomean speedup {geo}"
         + (f"; left out of the rates: {int(s['n_harness_error'])} harness errors (kbx's own failures), "
            f"{int(s['n_quarantined'])} quarantined" if s["n_harness_error"] or s["n_quarantined"] else "")
+        + (f"; {int(s['n_extra_failed'])} correct tasks failed kbx's extra cases (beyond upstream's contract)"
+           if s["n_extra_failed"] else "")
     )
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("KBX_SHARED_DIR") or REPO.parent / "shared")  # a worktree elsewhere names it
 CORPUS = SHARED / "corpus" / "geak_rounds.jsonl"
 FIXTURE_TASKS = REPO / "tests" / "fixtures" / "tasks"
 

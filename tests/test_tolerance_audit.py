@@ -16,6 +16,7 @@ from kbx.tasks.audit import (
     EXCEPTION,
     FAILING,
     HEADROOM,
+    IDENTITY,
     OK,
     TOO_LOOSE,
     TOO_TIGHT,
@@ -106,6 +107,7 @@ def test_rows_say_how_a_case_is_judged_when_float64_is_not_meaningful():
     assert rows_by_judged("Reduce/argmax") == {EXACT}
     assert DISTRIBUTION in rows_by_judged("Random/rand")
     assert EXCEPTION in rows_by_judged("LinearAlgebra/cholesky")
+    assert rows_by_judged("LinearAlgebra/qr") == {IDENTITY}  # measured against size- and condition-scaled bounds
 
 
 # Every repository task's tolerance must pass the audit on its correctness cases. The full suite
@@ -124,6 +126,8 @@ SAMPLE = (
     "LinearAlgebra/pseudoinverse_svd", "Math/exp_sqrt", "Math/logit", "MatrixMultiply/matrix_multiply_and_row_dot",
     "MatrixMultiply/tril_mm_and_scale", "Quantization/attention_w8a8", "Quantization/bmm_w8a8",
     "SpatialOps/grid_sample_with_affine",
+    # identity checks with bounds from size and condition (kbx.tasks.identities)
+    "LinearAlgebra/svd", "LinearAlgebra/qr", "LinearAlgebra/lu", "LinearAlgebra/eig", "LinearAlgebra/ldl_factor",
 )  # fmt: skip
 
 
@@ -148,3 +152,28 @@ def test_repository_tolerances_pass_the_audit_on_a_gpu(task_id):
     """On CUDA the judge's reference runs cuDNN convolutions in TF32 and the TF32 model is the real one."""
     failing = [r for r in audit_task(discover()[task_id], device="cuda", perf_shapes=1) if not r.extra and r.verdict in FAILING]
     assert not failing, [(r.case, r.verdict, r.note) for r in failing]
+
+
+def test_audit_cli_writes_the_command_it_ran_and_refuses_a_missing_directory(kbx_cli, tmp_path):
+    out = tmp_path / "TOLERANCES.md"
+    code, stdout, err = kbx_cli("kbx.tasks", "audit", "--task", "LinearAlgebra/qr", "--out", str(out))
+    assert code == 0, err[-2000:]
+    text = out.read_text()
+    assert text.startswith("# Tolerance audit\n") and f"`python -m kbx.tasks audit --task LinearAlgebra/qr --out {out}`" in text
+    assert "| LinearAlgebra/qr | n512 |" not in text and "| identity |" in text
+    code, _, err = kbx_cli("kbx.tasks", "audit", "--task", "LinearAlgebra/qr", "--out", str(tmp_path / "no" / "t.md"))
+    assert code == 2 and err.strip().startswith("kbx.tasks: error: --out") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.gpu
+def test_audit_cli_on_a_gpu_names_the_card_and_its_tf32_settings(kbx_cli, tmp_path):
+    """The GPU document: the judge's own TF32 defaults for the reference, the first perf shape included."""
+    out = tmp_path / "TOLERANCES_GPU.md"
+    code, stdout, err = kbx_cli("kbx.tasks", "audit", "--device", "cuda", "--first-perf", "--task", "Convolution/conv2d",
+                                "--task", "LinearAlgebra/qr", "--task", "Fusion/fused_bmm_rmsnorm_gelu_dropout_sub",
+                                "--out", str(out))  # fmt: skip
+    assert code == 0, stdout[-3000:] + err[-2000:]
+    text = out.read_text()
+    assert text.startswith("# Tolerance audit on ") and "cuDNN convolution TF32 on" in text
+    assert "| LinearAlgebra/qr | n512 |" in text and "| Convolution/conv2d |" in text
+    assert "audit error" not in text  # the task's check gets outputs on the GPU, as the judge hands them over

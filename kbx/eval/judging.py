@@ -36,6 +36,10 @@ BF16_ON_CPU = "bf16 arithmetic is unreliable under the Triton CPU interpreter; j
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
+    """`cases_total`/`cases_passed` count every planned (case, seed), extras included; the status
+    comes from the contract's cases alone, and kbx's extra cases that failed are counted in
+    `extra_cases_failed`, the first one's reason in `extra_reason` (Case.extra)."""
+
     status: Status
     reason: str = ""
     error_type: str = ""
@@ -43,6 +47,8 @@ class Verdict:
     cases_total: int = 0
     cases_passed: int = 0
     mismatch: Mismatch = dataclasses.field(default_factory=Mismatch)
+    extra_cases_failed: int = 0
+    extra_reason: str = ""
 
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)
@@ -50,37 +56,58 @@ class Verdict:
         return out
 
 
-def judge_outputs(info: TaskInfo, payload: dict, seeds: dict[str, list[int]], device: str, expected_for) -> Verdict:
-    """Verdict over every planned (case, seed); the first failing case decides the status.
+# Verdict fields an EvalRecord takes over as they are (the evaluator adds status, reason and mismatch).
+RECORD_FIELDS = ("error_type", "message", "cases_total", "cases_passed", "extra_cases_failed", "extra_reason")
 
+
+def judge_outputs(info: TaskInfo, payload: dict, seeds: dict[str, list[int]], device: str, expected_for) -> Verdict:
+    """Verdict over every planned (case, seed); the first failing contract case decides the status.
+
+    A case marked `extra` (beyond the upstream task's contract) never decides it: its failures are
+    reported apart, so kbx's own stricter cases cannot turn a verdict upstream's contract would give.
     `expected_for(case, seed)` returns the reference output (cached by the caller);
     `seeds` maps each planned case name to its seeds, in plan order.
     """
     results = {(r["case"], int(r["seed"])): r for r in payload.get("results", [])}
     cases = {c.name: c for c in info.all_cases()}
     plan = [(cases[name], seed) for name, case_seeds in seeds.items() for seed in case_seeds]
+    contract = [(case, seed) for case, seed in plan if not case.extra]
+    extras = [(case, seed) for case, seed in plan if case.extra]
+    passed, failure = _judge_plan(info, contract, results, device, expected_for)
+    extra_passed, extra_failure = _judge_plan(info, extras, results, device, expected_for)
+    apart = {"cases_total": len(plan), "cases_passed": passed + extra_passed,
+             "extra_cases_failed": len(extras) - extra_passed,
+             "extra_reason": _failure_reason(extra_failure) if extra_failure else ""}  # fmt: skip
+    if failure:
+        outcome, error, case, seed = failure
+        mismatch = dataclasses.replace(outcome.mismatch, case=case.name, seed=seed)
+        return Verdict(outcome.status, _failure_reason(failure), error.get("type", ""), error.get("message", ""),
+                       mismatch=mismatch, **apart)  # fmt: skip
+    contract_keys = {(case.name, seed) for case, seed in contract}
+    if sum(int(r.get("launches", 0)) for key, r in results.items() if key in contract_keys) == 0:
+        return Verdict(Status.NO_TRITON, "the entry ran without launching any Triton kernel", **apart)
+    ghost = payload.get("ghost") or {}
+    if ghost and _ghost_still_right(info, ghost, device, expected_for):
+        return Verdict(Status.DECOY_KERNEL, f"case {ghost['case']}: the output is still right with every Triton "
+                       "launch disabled, so the kernel does not compute it", **apart)  # fmt: skip
+    return Verdict(Status.OK, **apart)
+
+
+def _judge_plan(info: TaskInfo, plan, results: dict, device: str, expected_for) -> tuple[int, tuple | None]:
+    """How many of `plan`'s (case, seed) pass, and the first failure: (outcome, error, case, seed)."""
     passed, failure = 0, None
     for case, seed in plan:
-        result = results.get((case.name, seed))
-        outcome, error = _judge_case(info, case, seed, result, device, expected_for)
+        outcome, error = _judge_case(info, case, seed, results.get((case.name, seed)), device, expected_for)
         if outcome.ok:
             passed += 1
         elif failure is None:
             failure = (outcome, error, case, seed)
-    total = len(plan)
-    if failure:
-        outcome, error, case, seed = failure
-        mismatch = dataclasses.replace(outcome.mismatch, case=case.name, seed=seed)
-        return Verdict(outcome.status, f"case {case.name} (seed {seed}): {outcome.reason}", error.get("type", ""),
-                       error.get("message", ""), total, passed, mismatch)  # fmt: skip
-    if sum(int(r.get("launches", 0)) for r in results.values()) == 0:
-        return Verdict(Status.NO_TRITON, "the entry ran without launching any Triton kernel", cases_total=total,
-                       cases_passed=passed)  # fmt: skip
-    ghost = payload.get("ghost") or {}
-    if ghost and _ghost_still_right(info, ghost, device, expected_for):
-        return Verdict(Status.DECOY_KERNEL, f"case {ghost['case']}: the output is still right with every Triton "
-                       "launch disabled, so the kernel does not compute it", cases_total=total, cases_passed=passed)  # fmt: skip
-    return Verdict(Status.OK, cases_total=total, cases_passed=passed)
+    return passed, failure
+
+
+def _failure_reason(failure: tuple) -> str:
+    outcome, _, case, seed = failure
+    return f"case {case.name} (seed {seed}): {outcome.reason}"
 
 
 def judge_perf_outputs(info: TaskInfo, payload: dict, rows: list[dict], device: str, expected_for) -> Verdict:

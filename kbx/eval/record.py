@@ -130,6 +130,8 @@ class EvalRecord:
     label: str = ""  # who produced the code, e.g. "reference", "predictions:line12", "round1/cand3"
     cases_total: int = 0
     cases_passed: int = 0
+    extra_cases_failed: int = 0  # kbx's own cases beyond upstream's contract (Case.extra): reported, never the status
+    extra_reason: str = ""  # the first failing extra case and why
     triton_launches: int = 0
     mismatch: Mismatch = dataclasses.field(default_factory=Mismatch)
     timed: bool = False

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
 import sys
 
 from kbx.tasks.registry import MAX_PERF_SHAPES, TaskError, discover, select
@@ -26,7 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="audit: where references run (cpu, cuda)")
     parser.add_argument("--no-tf32", action="store_true", help="audit: skip the TF32 model of matrix products")
     parser.add_argument("--jobs", type=int, default=1, help="audit: tasks audited in parallel (CPU processes)")
-    parser.add_argument("--out", default="", help="audit: write the markdown table here (e.g. docs/TOLERANCES.md)")
+    parser.add_argument("--out", default="",
+                        help="audit: write the markdown table here (docs/TOLERANCES.md; on a GPU e.g. "
+                             "docs/TOLERANCES_H100.md)")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         tasks = select(discover(), args.task, args.category)
@@ -36,8 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         return run_check(tasks, perf=args.perf)
     if args.command == "audit":
+        if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+            print(f"kbx.tasks: error: --out {args.out}: its directory does not exist", file=sys.stderr)
+            return 2
         perf_shapes = MAX_PERF_SHAPES if args.perf else int(args.first_perf)
-        return run_audit(tasks, args.device, perf_shapes, not args.no_tf32, args.out, max(1, args.jobs))
+        return run_audit(tasks, args.device, perf_shapes, not args.no_tf32, args.out, max(1, args.jobs), argv)
     if args.json:
         print(json.dumps([task_record(t) for t in tasks], indent=1))
     else:
@@ -80,7 +87,22 @@ def run_check(tasks, perf: bool) -> int:
     return 1 if failed else 0
 
 
-def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: int) -> int:
+def audit_device(device: str) -> tuple[str, str]:
+    """The document's title and its device line: on a GPU the card and the TF32 settings the references
+    ran with (torch's defaults, as the judge leaves them), since those decide an honest kernel's error."""
+    import torch
+
+    if not device.startswith("cuda"):
+        return "Tolerance audit", device
+    name = torch.cuda.get_device_name(torch.device(device))
+    matmul = "on" if torch.backends.cuda.matmul.allow_tf32 else "off"
+    conv = "on" if torch.backends.cudnn.allow_tf32 else "off"
+    where = (f"{device}, {name}; references with matmul TF32 {matmul} and cuDNN convolution TF32 {conv}, as the "
+             "judge runs them; the TF32 column runs both in TF32, as Triton's tl.dot does by default")  # fmt: skip
+    return f"Tolerance audit on {name}", where
+
+
+def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: int, argv=None) -> int:
     """Print one line per task (and per case that is not ok), write the table, exit 1 if a contract case fails."""
     import concurrent.futures
     import multiprocessing
@@ -96,7 +118,8 @@ def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: 
     rows = []
     # spawned workers: a forked child cannot use a CUDA context its parent may already hold
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(audit_in_worker, t.id, device, perf_shapes, tf32, AUDIT_CPU_THREADS) for t in tasks]
+        threads = AUDIT_CPU_THREADS if device == "cpu" else max(1, (os.cpu_count() or 1) // jobs)
+        futures = [pool.submit(audit_in_worker, t.id, device, perf_shapes, tf32, threads) for t in tasks]
         for t, future in zip(tasks, futures, strict=True):
             task_rows, seconds = future.result()
             rows += task_rows
@@ -104,8 +127,13 @@ def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: 
     perf = {0: "no perf shapes", 1: "the first perf shape"}.get(perf_shapes, "every perf shape")
     scope = f"{len(tasks)} tasks; correctness cases, {perf}" + ("" if tf32 else "; TF32 model off")
     if out:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(render(rows, device, scope, torch.__version__))
+        title, where = audit_device(device)
+        command = " ".join(["python -m kbx.tasks", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
+        text = render(rows, where, scope, torch.__version__, command=command, title=title)
+        tmp = f"{out}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, out)  # a failed audit never leaves a half-written table
     failing = [r for r in rows if not r.extra and r.verdict in FAILING]
     extra = [r for r in rows if r.extra and r.verdict in FAILING]
     print(f"\n{len(rows)} cases audited; {len(failing)} contract cases fail ({len(extra)} extra cases fail, reported apart)")

@@ -30,12 +30,14 @@ from collections.abc import Callable
 
 import torch
 
+from kbx.tasks import identities
 from kbx.tasks.inputs import make_generator
 from kbx.tasks.spec import DEFAULT_TOLERANCES, FIXED, Case, TaskInfo, Tolerance
 
 HEADROOM = 2.0  # an honest error must stay within bound / HEADROOM
 PERTURB_FACTOR = 10.0  # a deliberately wrong output is this many bounds away from the reference
 PERTURBED_ELEMENTS = 3  # elements moved by the spike perturbation, spread evenly over the output
+PERTURB_SIGNS_SEED = 1  # the random signs of the entrywise perturbation of identity-judged outputs
 AUDIT_SEEDS = (0, 1)  # seeds for random cases, as the self-check uses; fixed cases and perf shapes use the first
 TF32_DROPPED_BITS = 13  # fp32 keeps 23 explicit mantissa bits, TF32 10
 
@@ -46,6 +48,7 @@ DISTRIBUTION = "distribution"  # the task's stochastic check accepts or rejects;
 EXCEPTION = "exception"  # the reference raises; compared by exception type
 NO_FLOAT64 = "no float64"  # the reference does not run in higher precision; honest error unmeasured
 DTYPE_BOUND = "dtype-bound"  # the task declares the expected output defined by its dtype (Task.dtype_bound)
+IDENTITY = "identity"  # the task's identity checks (kbx.tasks.identities): error / bound measured like a tolerance
 
 OK, TOO_TIGHT, TOO_LOOSE, NOT_MEASURED = "ok", "too tight", "too loose", "n/a"
 AUDIT_ERROR = "audit error"  # the audit itself failed (e.g. out of memory): no statement about the tolerance
@@ -111,8 +114,7 @@ def audit_in_worker(task_id: str, device: str, perf_shapes: int, tf32: bool, cpu
 
     from kbx.tasks.registry import discover
 
-    if torch.device(device).type == "cpu":
-        torch.set_num_threads(cpu_threads)
+    torch.set_num_threads(cpu_threads)  # on a GPU too: the workers share the host's cores, never oversubscribe them
     started = time.perf_counter()
     return audit_task(discover()[task_id], device, perf_shapes, tf32), time.perf_counter() - started
 
@@ -138,7 +140,10 @@ def _audit_case(info, case, seed, device, tf32, row) -> AuditRow:
     dtype = ",".join(sorted(dtypes_of(expected))) or ",".join(spec.dtypes)
     if spec.stochastic is not None:
         call = spec.make_inputs(case.params, make_generator(seed, device), device)
-        reason = spec.stochastic(call, expected)
+        with identities.measured() as seen:
+            reason = spec.stochastic(call, expected)
+        if reason is not None and seen:  # identity checks (kbx.tasks.identities): measured against their bounds
+            return _identity_row(info, case, seed, device, call, expected, row, dtype)
         if reason is not None:
 
             def accepts(got) -> bool:
@@ -174,6 +179,55 @@ def _audit_case(info, case, seed, device, tf32, row) -> AuditRow:
     floating = any(d.startswith(("float", "complex")) for d in dtypes_of(expected)) or isinstance(expected, float)
     return AuditRow(**row, dtype=dtype, judged=VALUES if floating else EXACT, honest_ratio=honest, tf32_ratio=tf32_ratio,
                     rejected=rejected, verdict=verdict, note="; ".join(notes))  # fmt: skip
+
+
+def _identity_row(info, case, seed, device, call, expected, row, dtype) -> AuditRow:
+    """A task judged by identities with size- and condition-scaled bounds: the reference and the float64
+    answer rounded to its dtypes must pass with HEADROOM; outputs PERTURB_FACTOR bounds off must fail."""
+    check = info.spec.stochastic
+    outputs = [("reference", expected)]
+    notes = []
+    try:
+        outputs.append(("float64", cast_like(run_higher(info, case, seed, device)[0], expected)))
+    except Exception as exc:  # noqa: BLE001 - then only the reference is measured, and the row says so
+        notes.append(f"float64 reference fails: {type(exc).__name__}")
+    honest, bound = 0.0, 0.0
+    for label, got in outputs:
+        reason, seen = identities.measure(check, call, got)
+        ratio = max((m.ratio for m in seen), default=0.0)
+        bound = max([bound, *(m.bound for m in seen)])
+        honest = max(honest, ratio if not reason else math.inf)
+        if reason or ratio > 1.0 / HEADROOM:
+            notes.append(f"{label}: {reason or f'identity error {ratio:.2g} of its bound'}")
+    wrong = identity_perturbations(expected, bound)
+    rejected = "n/a" if not wrong else ("no" if any(check(call, w) == "" for w in wrong) else "yes")
+    verdict = TOO_TIGHT if honest > 1.0 / HEADROOM else (TOO_LOOSE if rejected == "no" else OK)
+    return AuditRow(**row, dtype=dtype, judged=IDENTITY, honest_ratio=honest, tf32_ratio=math.nan, rejected=rejected,
+                    verdict=verdict, note="; ".join(notes))  # fmt: skip
+
+
+def identity_perturbations(value, bound: float) -> list:
+    """Two wrong copies of an output judged by identities with relative bound `bound`: every floating
+    factor scaled by 1 + PERTURB_FACTOR * bound, and each entry by 1 +- PERTURB_FACTOR * bound (random signs).
+    Multiplicative, so exact structure (zeros, unit diagonals, integer pivots) is kept and only the identities can tell."""
+    if bound <= 0.0:
+        return []
+    signs = torch.Generator().manual_seed(PERTURB_SIGNS_SEED)
+
+    def random_signs(t: torch.Tensor) -> torch.Tensor:
+        return (2 * torch.randint(0, 2, t.shape, generator=signs) - 1).double().to(t.device)
+
+    step = PERTURB_FACTOR * bound
+    return [_scale_floats(value, lambda t: 1.0 + step), _scale_floats(value, lambda t: 1.0 + step * random_signs(t))]
+
+
+def _scale_floats(value, factor: Callable):
+    if isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()) and value.numel():
+        wide = value.to(torch.complex128 if value.is_complex() else torch.float64)
+        return (wide * torch.as_tensor(factor(value), dtype=torch.float64, device=value.device)).to(value.dtype)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_scale_floats(v, factor) for v in value)
+    return value
 
 
 def _honest(expected, other, tol: Tolerance, notes: list[str], label: str) -> tuple[bool, float]:
@@ -237,7 +291,8 @@ def run_reference(info: TaskInfo, case: Case, seed: int, device: str, convert: C
     try:
         with torch.no_grad(), mode if mode is not None else contextlib.nullcontext():
             out = spec.reference(*call.args, **call.kwargs)
-        return to_plain(with_state(out, call.args, call.kwargs) if spec.inplace else out)
+        # on the audit's device, as the judge holds its reference and hands outputs to the task's checks
+        return to_plain(with_state(out, call.args, call.kwargs) if spec.inplace else out, device=device)
     except torch.cuda.OutOfMemoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - a reference may raise by design (compared by type)
