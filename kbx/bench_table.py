@@ -35,7 +35,7 @@ METHODS = ("reference", "inductor")
 ELEMENTWISE = re.compile(r"\belementwise\b|\bstreaming pass\b", re.IGNORECASE)
 SPEED_PREFIX = "Speed:"
 LIST_MARK = re.compile(r"^\(?\d+[.)]\s+")  # "1. " or "(1) " opening an enumerated paragraph
-SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<=\.)\s+")  # a period and space, not in "e.g."
+SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=\.)\s+")  # a period and space, not in "e.g."
 
 
 class TableError(ValueError):
@@ -97,18 +97,24 @@ def speedup_over(record: dict, other: dict) -> float | None:
     return geomean(ratios) if ratios else None
 
 
-def roofline_fraction(record: dict, hardware: hw.Hardware | None, dtypes) -> float | None:
-    """The best shape's attained fraction of its roofline bound: max(bandwidth, compute) utilisation."""
-    if hardware is None:
+def roofline_fraction(record: dict, hardware: hw.Hardware | None, dtypes) -> tuple[float, bool] | None:
+    """The best shape's attained fraction of its roofline bound, max(bandwidth, compute) utilisation, and
+    whether the compute peak is TF32's: an fp32 kernel that passes the fp32 peak on some shape runs on
+    tensor cores (TF32 matrix products are within the fp32 tasks' tolerance), so the TF32 peak bounds all
+    its shapes."""
+    if hardware is None or not record.get("shapes"):
         return None
     fields = {f.name for f in dataclasses.fields(ShapeTiming)}
+    shapes = [ShapeTiming(**{k: v for k, v in s.items() if k in fields}) for s in record["shapes"]]
+    utils = [classify(s, hardware, dtypes) for s in shapes]
+    tf32 = hardware.peak_tf32_tflops > 0 and any(u["compute_util"] > 1.0 for u in utils)
     best = None
-    for s in record.get("shapes", []):
-        c = classify(ShapeTiming(**{k: v for k, v in s.items() if k in fields}), hardware, dtypes)
-        util = max(c["bw_util"], c["compute_util"])
+    for shape, u in zip(shapes, utils, strict=True):
+        compute = shape.tflops / hardware.peak_tf32_tflops if tf32 else u["compute_util"]
+        util = max(u["bw_util"], compute)
         if not math.isnan(util) and (best is None or util > best):
             best = util
-    return best
+    return None if best is None else (best, tf32)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,9 +138,9 @@ def expert_notes(path: str) -> ExpertNotes:
         text = paragraphs[0]
     else:  # "Expert kernel(s) for X: <algorithm>. ..." or a title line, the algorithm in the next paragraph
         text = rest or (paragraphs[1] if len(paragraphs) > 1 else "")
-    if ELEMENTWISE.search(text):
-        return ExpertNotes("elementwise", speed)
     sentence = SENTENCE_END.split(LIST_MARK.sub("", text))[0]
+    if ELEMENTWISE.search(sentence):
+        return ExpertNotes("elementwise", speed)
     return ExpertNotes(sentence if len(sentence) <= NOTE_CHARS else sentence[: NOTE_CHARS - 1] + "…", speed)
 
 
@@ -146,8 +152,8 @@ def _x(value: float | None) -> str:
     return f"{value:.2f}x" if value is not None else "-"
 
 
-def _pct(value: float | None) -> str:
-    return f"{value:.0%}" if value is not None else "-"
+def _pct(value: tuple[float, bool] | None) -> str:
+    return "-" if value is None else f"{value[0]:.0%}" + (" (TF32 peak)" if value[1] else "")
 
 
 def _status(record: dict | None) -> str:
@@ -174,7 +180,7 @@ def build_table(results: list[Results], tasks: dict) -> str:
     lines += _summary(experts, compiled, timed, notes)
     header = ["task", "status"] + [f"x eager {g.upper()}" for g in timed]
     header += [f"x compile {g.upper()}" for g in timed if g in compiled]
-    header += [f"% roofline {g.upper()}" for g in timed] + ["algorithm"]
+    header += [f"% roofline {g.upper()} (best shape)" for g in timed] + ["algorithm"]
     lines += ["", "## Per task", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for t in ids:
         statuses = {g: _status(experts[g].records.get(t)) for g in gpus}
@@ -215,12 +221,30 @@ def _summary(experts: dict, compiled: dict, timed: list[str], notes: dict) -> li
                     and (v := speedup_over(rec, compiled[g].records[t])) is not None]  # fmt: skip
             line += f"; over torch.compile {geomean(over):.2f}x over {len(over)} tasks" if over else ""
         lines.append(line + ".")
+    lines += _by_category(experts, timed)
     for g in timed:
         speed = sorted((rec["speedup"], t) for t, rec in experts[g].records.items() if counted(rec))
         lines += ["", f"### The {SLOWEST_N} slowest on {g.upper()}", "", "| task | x eager | why |", "|---|---|---|"]
         for value, t in speed[:SLOWEST_N]:
             why = notes[t].speed if t in notes and notes[t].speed else f"no `{SPEED_PREFIX}` paragraph in the expert file yet"
             lines.append(f"| {t} | {value:.2f}x | {_cell(why)} |")
+    return lines
+
+
+def _by_category(experts: dict, timed: list[str]) -> list[str]:
+    """Per category and GPU: timed experts, their geometric mean speedup and how many are slower than eager."""
+    header = ["category"] + [f"{g.upper()} {col}" for g in timed for col in ("timed", "geomean", "slower than eager")]
+    lines = ["", "### By category", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    categories = sorted({t.split("/")[0] for g in timed for t in experts[g].records})
+    for category in categories + ["all"]:
+        row = [category]
+        for g in timed:
+            values = [rec["speedup"] for t, rec in experts[g].records.items()
+                      if counted(rec) and category in ("all", t.split("/")[0])]  # fmt: skip
+            slower = sum(v < 1.0 for v in values)
+            row += [str(len(values)), f"{geomean(values):.2f}x", f"{slower} ({slower / len(values):.0%})"] \
+                if values else ["0", "-", "-"]  # fmt: skip
+        lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
