@@ -137,9 +137,20 @@ def test_a_bad_results_file_is_one_line_error(tmp_path, capsys, content, message
     assert not (tmp_path / "EXPERTS.md").exists()
 
 
-def test_two_files_of_one_method_on_one_gpu_or_none_of_the_experts_are_refused():
-    with pytest.raises(TableError, match="both reference on h100"):
+def test_parts_of_one_run_are_merged_and_a_task_judged_twice_is_refused(tmp_path):
+    report = json.loads(Path(EXPERTS_H100).read_text())
+    records = report["runs"][0]["records"]
+    for name, part in (("a.json", records[:3]), ("b.json", records[3:])):
+        (tmp_path / name).write_text(json.dumps({**report, "runs": [{**report["runs"][0], "records": part}]}))
+    merged = write_table([str(tmp_path / "a.json"), str(tmp_path / "b.json"), INDUCTOR_H100], "")
+    whole = write_table([EXPERTS_H100, INDUCTOR_H100], "")
+    assert merged.split("## Summary")[1] == whole.split("## Summary")[1]
+    assert "`a.json` + `b.json` (reference on h100, 8 records)" in merged
+    with pytest.raises(TableError, match="Activation/relu is in both .* \\(reference on h100\\): give it once"):
         write_table([EXPERTS_H100, EXPERTS_H100], "")
+
+
+def test_no_results_or_none_of_the_experts_are_refused():
     with pytest.raises(TableError, match="no expert results"):
         write_table([INDUCTOR_H100], "")
     with pytest.raises(TableError, match="no results files"):

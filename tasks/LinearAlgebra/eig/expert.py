@@ -16,7 +16,12 @@ Three stages, all fp32, the way LAPACK's geev splits the work (written for kbx f
    overflow), normalises x (Z is orthogonal, so ||Z x|| = ||x||), and a tiled tl.dot kernel (IEEE
    fp32, not TF32) forms V = Z X straight into the complex64 output.
 The host only launches kernels and allocates; a batch of matrices is a loop over its matrices.
-Stage 2 is sequential by nature and runs on one SM, which bounds the speed at large n.
+
+Speed: stage 2 is one program on one SM, a chain of about n^2 / 2 dependent bulge-chasing steps, so the
+expert falls behind eager as n grows. On an H100 (2026-11-25, wall clock of direct calls) n = 128, 256,
+512, 1024 took 27, 83, 250, 1509 ms against eager torch.linalg.eig's 23, 57, 97, 234 ms (0.85x, 0.69x,
+0.39x, 0.16x). The way out is LAPACK's: a multishift QR with aggressive early deflation, whose updates of
+Z and of H outside the active window are deferred into parallel GEMM-shaped kernels.
 """
 
 import torch
