@@ -36,16 +36,16 @@ def _panel_kernel(w_ptr, flag_ptr, n, ld, k0, kb, PIVOT: tl.constexpr, ROWS: tl.
         best = j
         best_val = tl.abs(tl.load(w_ptr + j * ld + j))
         if PIVOT:
-            for start in range(j + 1, n, ROWS):
-                rows = start + tl.arange(0, ROWS).to(tl.int64)
+            for r0 in range(j + 1, n, ROWS):
+                rows = r0 + tl.arange(0, ROWS).to(tl.int64)
                 v = tl.where(rows < n, tl.abs(tl.load(w_ptr + rows * ld + j, mask=rows < n, other=0.0)), -1.0)
                 blk_max = tl.max(v, axis=0)
                 if blk_max > best_val:
                     best_val = blk_max
-                    best = tl.argmax(v, axis=0).to(tl.int64) + start
+                    best = tl.argmax(v, axis=0).to(tl.int64) + r0
             if best != j:
-                for start in range(k0, ld, SWAP):
-                    c = start + tl.arange(0, SWAP).to(tl.int64)
+                for c0 in range(k0, ld, SWAP):
+                    c = c0 + tl.arange(0, SWAP).to(tl.int64)
                     m = c < ld
                     row_j = tl.load(w_ptr + j * ld + c, mask=m)
                     row_p = tl.load(w_ptr + best * ld + c, mask=m)
@@ -58,8 +58,8 @@ def _panel_kernel(w_ptr, flag_ptr, n, ld, k0, kb, PIVOT: tl.constexpr, ROWS: tl.
         safe = tl.where(pivot == 0.0, 1.0, pivot)
         later = in_panel & (cols > j)
         urow = tl.load(w_ptr + j * ld + cols, mask=later, other=0.0)
-        for start in range(j + 1, n, ROWS):
-            rows = start + tl.arange(0, ROWS).to(tl.int64)
+        for e0 in range(j + 1, n, ROWS):
+            rows = e0 + tl.arange(0, ROWS).to(tl.int64)
             rm = rows < n
             mult = tl.load(w_ptr + rows * ld + j, mask=rm, other=0.0) / safe
             mult = tl.where(pivot == 0.0, 0.0, mult)
