@@ -1,7 +1,9 @@
 """`python -m kbx.bench eval`: how fast and how repeatable the evaluator is, on this machine.
-(`python -m kbx.bench llm`: whether generation overlaps evaluation; see kbx.bench_llm.)
+(`python -m kbx.bench llm`: whether generation overlaps evaluation; see kbx.bench_llm.
+`python -m kbx.bench table RESULTS.json ...`: docs/EXPERTS.md from eval results; see kbx.bench_table.)
 
-Judges every expert kernel (the full pipeline: worker, judge, timing) in `--runs` separate
+Judges every expert kernel (`--method inductor`: torch.compile of every such task's reference instead;
+the report's `method` says which) (the full pipeline: worker, judge, timing) in `--runs` separate
 evaluator instances and reports: (a) wall time per kernel and the split by stage, projected to the
 176-task suite; (b) timing repeatability between runs, as the median and p95 of the relative
 change of each shape's median; (c) for memory-bound shapes, the kernels' GB/s against the device's
@@ -20,7 +22,10 @@ import subprocess
 import time
 from pathlib import Path
 
+from kbx import hardware as hw
+from kbx.errors import EXIT_USER_ERROR
 from kbx.eval.watch import watch
+from kbx.methods.base import MethodError
 
 SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
@@ -37,8 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
     parser.add_argument("what", choices=["eval", "llm", "table", "sandbox"],
                         help="eval: the evaluator; llm: generation/evaluation overlap; "
-                             "table: expert speedups over eager from an eval --json file; "
+                             "table: docs/EXPERTS.md from eval --json files (kbx.bench_table); "
                              "sandbox: the sandbox's cost per attempt")  # fmt: skip
+    parser.add_argument("results", nargs="*", help="table: results files of eval --json (experts, and inductor)")
+    parser.add_argument("--out", default="", help="table: write the markdown here (default: print it)")
+    parser.add_argument("--method", default="reference", choices=["reference", "inductor"],
+                        help="eval: judge the expert kernels (reference) or torch.compile of the references")
+    parser.add_argument("--mode", default="default", help="eval --method inductor: torch.compile mode")
     parser.add_argument("--pairs", type=int, default=20, help="sandbox: paired attempts (with and without)")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4, help="attempts in flight per GPU")
@@ -58,7 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
     args = parser.parse_args(argv)
     if args.what == "table":
-        print(expert_table(json.loads(Path(args.json_out).read_text())))
+        from kbx.bench_table import TableError, write_table
+
+        try:
+            text = write_table(args.results or ([args.json_out] if args.json_out else []), args.out)
+        except TableError as exc:
+            print(f"kbx: error: {exc}", file=sys.stderr)
+            return EXIT_USER_ERROR
+        if not args.out:
+            print(text, end="")
         return 0
     if args.what == "sandbox":
         from kbx.bench_sandbox import bench_sandbox, format_sandbox_report
@@ -77,7 +95,12 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.json_out).write_text(json.dumps(report, indent=1))
         print(format_llm_report(report))
         return 0
-    report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out, args.gpus, args.limit)
+    try:
+        report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out, args.gpus, args.limit,
+                            args.method, args.mode)  # fmt: skip
+    except MethodError as exc:
+        print(f"kbx: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
     print(format_report(report))
     if args.summary:
         Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
@@ -86,13 +109,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json_out: str = "", gpus: int = 1,
-               limit: int = 0) -> dict:  # fmt: skip
+               limit: int = 0, method: str = "reference", mode: str = "default") -> dict:  # fmt: skip
     """Runs the benchmark; after every attempt and run it prints a line and rewrites `json_out`, so a
     benchmark cut short by a time limit still leaves its figures."""
     import torch
 
-    from kbx import hardware as hw
-    from kbx.eval.evaluator import Attempt, EvalSettings
+    from kbx.eval.evaluator import EvalSettings
     from kbx.eval.pool import open_evaluator
     from kbx.tasks import discover, select
 
@@ -100,8 +122,8 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     tasks = tasks[:limit] if limit > 0 else tasks
     device = "cuda" if torch.cuda.is_available() else "cpu"
     names = hw.detect_gpus()
-    attempts = [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]
-    report = {"device": names[0] if names else "cpu", "gpus": gpus if device == "cuda" else 0,
+    attempts = bench_attempts(tasks, method, mode, device)
+    report = {"device": names[0] if names else "cpu", "method": method, "gpus": gpus if device == "cuda" else 0,
               "workers_per_gpu": workers, "n_kernels": len(attempts), "runs": [],
               "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
@@ -134,6 +156,18 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     return report
 
 
+def bench_attempts(tasks: list, method: str, mode: str, device: str) -> list:
+    """The expert kernels of `tasks`, or (method inductor) torch.compile of their references, as attempts."""
+    from kbx.eval.evaluator import Attempt
+
+    if method == "reference":
+        return [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]
+    from kbx.methods.inductor import build
+
+    inductor = build(hw.Hardware(name=device, kind=device), mode)  # refuses a CPU and an unknown mode
+    return [Attempt(t, p.code, p.label) for t in tasks for p in inductor.propose(t, 0, [])]
+
+
 def interleave_categories(tasks: list) -> list:
     """One task of each category in turn, so a benchmark cut short still covers every category."""
     by_category: dict[str, list] = {}
@@ -162,8 +196,6 @@ def copy_bandwidth_gbps() -> float:
 
 def ridge_point(gpu_name: str) -> float:
     """FLOP/byte above which a shape is compute-bound, from the matching hardware profile (fp32)."""
-    from kbx import hardware as hw
-
     for profile in hw.load_profiles().values():
         if profile.nvml_match and profile.nvml_match.lower() in gpu_name.lower():
             return profile.peak_fp32_tflops * 1e12 / (profile.peak_bw_gbs * 1e9)
@@ -263,35 +295,6 @@ def bandwidth_fraction(records: list[dict], copy_gbps: float, ridge: float) -> d
     fractions = sorted(per_task.values())
     return {"tasks": len(per_task), "copy_gbps": copy_gbps, "median_fraction": statistics.median(fractions),
             "p25_fraction": fractions[int(0.25 * (len(fractions) - 1))], "per_task": per_task}  # fmt: skip
-
-
-def expert_table(report: dict) -> str:
-    """Markdown: each expert's speedup over eager (geometric mean over its perf shapes), then per
-    category the geometric mean and the share slower than eager; from the first (or partial) run.
-    Correct kernels flagged only for a speedup above 10x are counted (an expert may beat a slow eager op)."""
-    records = report["runs"][0]["records"] if report.get("runs") else report["partial"]["records"]
-    timed = [r for r in records if (r["status"] == "ok" or _flagged_fast(r)) and r["speedup"]]
-    lines = ["| task | status | speedup over eager |", "|---|---|---|"]
-    lines += [f"| {r['task']} | {r['status']}{' (> 10x, flagged for review; counted)' if _flagged_fast(r) else ''} | "
-              f"{_speedup_cell(r) if r in timed else '-'} |" for r in sorted(records, key=lambda r: r["task"])]  # fmt: skip
-    by_category: dict[str, list[float]] = {}
-    for r in timed:
-        by_category.setdefault(r["task"].split("/")[0], []).append(r["speedup"])
-    lines += ["", "| category | timed experts | geomean speedup | slower than eager |", "|---|---|---|---|"]
-    for category, values in sorted(by_category.items()) + [("all", [r["speedup"] for r in timed])]:
-        geo = math.exp(statistics.fmean(math.log(v) for v in values))
-        slower = sum(v < 1.0 for v in values)
-        lines.append(f"| {category} | {len(values)} | {geo:.2f}x | {slower} ({slower / len(values):.0%}) |")
-    return "\n".join(lines)
-
-
-def _flagged_fast(record: dict) -> bool:
-    """Correct and timed, flagged only for a speedup above the review threshold (not for host time)."""
-    return record["status"] == "timing_suspect" and record["reason"].startswith("speedup")
-
-
-def _speedup_cell(record: dict) -> str:
-    return f"{record['speedup']:.2f}x"
 
 
 def _statuses(records: list[dict]) -> dict:

@@ -1,27 +1,9 @@
-"""kbx.bench's figures from a benchmark report: the expert table and timing repeatability."""
+"""kbx.bench's figures from a benchmark report: timing repeatability and the share of exclusive timing
+(the expert table: test_bench_table.py)."""
 
 from __future__ import annotations
 
-from kbx.bench import exclusive_share, expert_table, repeatability, summarize, summary_data
-
-
-def _record(task, status, speedup=None, reason=""):
-    return {"task": task, "status": status, "speedup": speedup, "reason": reason}
-
-
-def test_expert_table_counts_correct_kernels_and_fast_flagged_ones_only():
-    records = [
-        _record("Math/add", "ok", 0.5),
-        _record("Math/mul", "ok", 2.0),
-        _record("Loss/nll_loss", "timing_suspect", 16.0, "speedup 16.0x over eager exceeds 10x: flagged for review"),
-        _record("Loss/mse_loss", "timing_suspect", 3.0, "shape s: host wall time exceeds the GPU's by 2.4 ms"),
-        _record("Reduce/sum", "mismatch"),
-    ]
-    table = expert_table({"runs": [{"records": records}]})
-    assert "| Loss/nll_loss | timing_suspect (> 10x, flagged for review; counted) | 16.00x |" in table
-    assert "| Loss/mse_loss | timing_suspect | - |" in table  # a timing that cannot be trusted is not counted
-    assert "| Math | 2 | 1.00x | 1 (50%) |" in table
-    assert "| all | 3 | 2.52x | 1 (33%) |" in table  # (0.5 * 2 * 16) ** (1/3)
+from kbx.bench import exclusive_share, repeatability, summarize, summary_data
 
 
 def test_repeatability_over_shapes_both_runs_timed():

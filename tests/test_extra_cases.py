@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from kbx.eval.judging import RECORD_FIELDS, judge_outputs
+from kbx.eval.judging import judge_outputs
+from kbx.eval.record import VERDICT_FIELDS
 from kbx.eval.record import EvalRecord, Status
 from kbx.tasks.registry import default_tasks_dir, load_task_id
 from kbx.worker.cases import to_plain
@@ -78,10 +79,10 @@ def test_triton_launched_only_in_an_extra_case_is_no_triton(relu):
 def test_record_fields_carry_the_extra_counts_into_a_record(relu):
     info, seeds, expected_for = relu
     verdict = judge_outputs(info, payload(info, seeds, expected_for, wrong={EXTRA}), seeds, "cpu", expected_for)
-    fields = {k: verdict.to_dict()[k] for k in RECORD_FIELDS}
+    fields = {k: verdict.to_dict()[k] for k in VERDICT_FIELDS}
     record = EvalRecord(task=TASK, task_version=info.spec.version, status=verdict.status, **fields).to_dict()
     assert record["correct"] and record["extra_cases_failed"] == 1 and EXTRA in record["extra_reason"]
-    assert set(RECORD_FIELDS) <= {f.name for f in dataclasses.fields(EvalRecord)}
+    assert set(VERDICT_FIELDS) <= {f.name for f in dataclasses.fields(EvalRecord)}
 
 
 # Right on upstream's contract (relu, and inplace=True on a small fixed input), wrong on kbx's extra

@@ -27,7 +27,7 @@ from pathlib import Path
 from kbx.eval import timing_policy, workdirs
 from kbx.eval.isolation import require_sandbox
 from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, JudgePool, ZygoteClient
-from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Mismatch, Status, truncate
+from kbx.eval.record import OUTPUT_TAIL_CHARS, VERDICT_FIELDS, EvalRecord, Mismatch, Status, truncate
 from kbx.eval.sandbox_env import protect_process, redact
 from kbx.eval.scheduler import FreezeFailed, GpuScheduler
 from kbx.eval.source import check_syntax
@@ -296,8 +296,7 @@ class _Run:
             verdict = self._judge({"op": "compare", "task": self.task.id, "digest": self.task.digest, "seeds": seeds,
                                    "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
             status = Status(verdict["status"])
-            fields = {k: verdict[k] for k in ("error_type", "cases_total", "cases_passed")}
-            fields["message"] = verdict["message"]
+            fields = {k: verdict[k] for k in VERDICT_FIELDS}
             fields["mismatch"] = _mismatch(verdict["mismatch"])
             if status is not Status.OK or not timing:
                 skipped = "" if status is not Status.OK else "no GPU: timing needs a CUDA device"

@@ -57,7 +57,6 @@ class Verdict:
 
 
 # Verdict fields an EvalRecord takes over as they are (the evaluator adds status, reason and mismatch).
-RECORD_FIELDS = ("error_type", "message", "cases_total", "cases_passed", "extra_cases_failed", "extra_reason")
 
 
 def judge_outputs(info: TaskInfo, payload: dict, seeds: dict[str, list[int]], device: str, expected_for) -> Verdict:

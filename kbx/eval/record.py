@@ -68,6 +68,8 @@ _NOT_COMPILED = {
 }
 
 NAN = float("nan")
+# A judge's verdict fields that a record carries as they are (kbx.eval.judging.Verdict).
+VERDICT_FIELDS = ("error_type", "message", "cases_total", "cases_passed", "extra_cases_failed", "extra_reason")
 MESSAGE_CHARS = 2000  # longest error message kept in a record
 OUTPUT_TAIL_CHARS = 4000  # longest tail of the candidate's stdout/stderr kept
 

@@ -1,63 +1,67 @@
-"""Expert kernel for Fusion/fused_relu_max_pool2d_conv2d: direct convolution fused with max-pool and ReLU.
+"""Expert kernel for Fusion/fused_relu_max_pool2d_conv2d: implicit-GEMM convolution fused with max-pool and ReLU.
 
-One row of a [BLOCK, RB] tile per pooled output (n, c_out, ph, pw): for each pool tap it evaluates the
-conv output at that position as a tiled fp32 reduction over (C_in/groups, KH, KW) (zero padding), keeps
-the max over valid taps (padding taps are -inf), then applies ReLU. The conv map is never written to memory. Suited to the
-task's small-C_in shapes; fp32 accumulation, no TF32.
+Each program owns a tile of BLOCK_P pooled outputs (flattened over batch and pooled rows/columns) by
+BLOCK_C output channels of one group. For each pool tap it evaluates the conv outputs under that tap as a
+product of an on-the-fly im2col tile [BLOCK_P, BLOCK_K] of the input (zero padding as a load mask) with
+the weight tile [BLOCK_K, BLOCK_C] (tl.dot, fp32 accumulation; TF32 on the GPU, within the task's
+matmul tolerance), so every input value loaded serves all BLOCK_C channels; it keeps the running max over
+the valid taps (padding taps are -inf), then adds the bias and applies ReLU (max and ReLU commute with
+the per-channel bias add). The conv map is never written to memory.
 """
 
 import torch
 import triton
 import triton.language as tl
 
-BLOCK = 256
-RB = 32  # reduction tile over (ci, kh, kw)
+BLOCK_P, BLOCK_C_MAX, BLOCK_K = 128, 64, 32
+NUM_WARPS = 4
 
 
 @triton.jit
 def _conv_pool_relu_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr, n_out,
+    x_ptr, w_ptr, b_ptr, y_ptr, n_pooled,
     C_in, H, W, C_out, CH, CW, PH, PW, cin_g, cout_g,
     cs_h, cs_w, cp_h, cp_w, cd_h, cd_w, ps_h, ps_w, pp_h, pp_w, pd_h, pd_w,
     KH: tl.constexpr, KW: tl.constexpr, PKH: tl.constexpr, PKW: tl.constexpr, HAS_BIAS: tl.constexpr,
-    RB: tl.constexpr, BLOCK: tl.constexpr,
+    BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    ok = offs < n_out
+    offs = tl.program_id(0).to(tl.int64) * BLOCK_P + tl.arange(0, BLOCK_P)
+    ok = offs < n_pooled  # pooled positions over (n, ph, pw)
     pw = offs % PW
     ph = (offs // PW) % PH
-    co = (offs // (PW * PH)) % C_out
-    n = offs // (PW * PH * C_out)
-    g = co // cout_g
-    if HAS_BIAS:
-        bias = tl.load(b_ptr + co, mask=ok, other=0.0).to(tl.float32)
-    else:
-        bias = tl.zeros([BLOCK], tl.float32)
-    red = cin_g * KH * KW  # reduction length: (ci, kh, kw) flattened, matching the weight layout
-    best = tl.full([BLOCK], float("-inf"), tl.float32)
-    for th in range(PKH):
-        for tw in range(PKW):
+    n = offs // (PW * PH)
+    g = tl.program_id(2)
+    co = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)  # channel within the group
+    co_ok = co < cout_g
+    co_glob = g * cout_g + co
+    red = cin_g * KH * KW  # reduction length: (ci, kh, kw) flattened, the weight's own layout
+    x_base = (n * C_in + g * cin_g) * H * W
+    best = tl.full([BLOCK_P, BLOCK_C], float("-inf"), tl.float32)
+    for th in tl.static_range(PKH):
+        for tw in tl.static_range(PKW):
             oh = ph * ps_h - pp_h + th * pd_h
             ow = pw * ps_w - pp_w + tw * pd_w
             tap_ok = ok & (oh >= 0) & (oh < CH) & (ow >= 0) & (ow < CW)
-            acc = tl.zeros([BLOCK, RB], tl.float32)
-            for r0 in range(0, red, RB):
-                r = r0 + tl.arange(0, RB)
+            acc = tl.zeros([BLOCK_P, BLOCK_C], tl.float32)
+            for r0 in range(0, red, BLOCK_K):
+                r = r0 + tl.arange(0, BLOCK_K)
+                r_ok = r < red
                 kw = r % KW
                 kh = (r // KW) % KH
                 ci = r // (KW * KH)
                 ih = oh[:, None] * cs_h - cp_h + kh[None, :] * cd_h
                 iw = ow[:, None] * cs_w - cp_w + kw[None, :] * cd_w
-                cin = g[:, None] * cin_g + ci[None, :]
-                m = tap_ok[:, None] & (r[None, :] < red) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-                xv = tl.load(x_ptr + ((n[:, None] * C_in + cin) * H + ih) * W + iw, mask=m, other=0.0)
-                wv = tl.load(w_ptr + co[:, None] * red + r[None, :], mask=ok[:, None] & (r[None, :] < red),
-                             other=0.0)  # fmt: skip
-                acc += xv.to(tl.float32) * wv.to(tl.float32)
-            conv = tl.sum(acc, axis=1) + bias
-            best = tl.where(tap_ok, tl.maximum(best, conv), best)
+                m = tap_ok[:, None] & r_ok[None, :] & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+                a = tl.load(x_ptr + x_base[:, None] + (ci[None, :] * H + ih) * W + iw, mask=m, other=0.0)
+                b = tl.load(w_ptr + co_glob[None, :] * red + r[:, None], mask=r_ok[:, None] & co_ok[None, :],
+                            other=0.0)  # fmt: skip
+                acc += tl.dot(a.to(tl.float32), b.to(tl.float32))
+            best = tl.where(tap_ok[:, None], tl.maximum(best, acc), best)
+    if HAS_BIAS:
+        best += tl.load(b_ptr + co_glob, mask=co_ok, other=0.0).to(tl.float32)[None, :]
     y = tl.maximum(best, 0.0)
-    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=ok)
+    y_off = (n[:, None] * C_out + co_glob[None, :]) * (PH * PW) + (ph * PW + pw)[:, None]
+    tl.store(y_ptr + y_off, y.to(y_ptr.dtype.element_ty), mask=ok[:, None] & co_ok[None, :])
 
 
 def _pair(v):
@@ -89,12 +93,16 @@ def fused_relu_max_pool2d_conv2d(
     PH = _pool_len(CH, pk[0], ps[0], pp[0], pd[0], pool_ceil_mode)
     PW = _pool_len(CW, pk[1], ps[1], pp[1], pd[1], pool_ceil_mode)
     y = torch.empty((N, C_out, PH, PW), dtype=x.dtype, device=x.device)
-    n_out = y.numel()
-    if n_out:
+    n_pooled = N * PH * PW
+    if y.numel():
         b = bias.contiguous() if bias is not None else w
-        _conv_pool_relu_kernel[(triton.cdiv(n_out, BLOCK),)](
-            x, w, b, y, n_out, C_in, H, W, C_out, CH, CW, PH, PW, cin_g, C_out // conv_groups,
+        cout_g = C_out // conv_groups
+        block_c = min(BLOCK_C_MAX, max(16, triton.next_power_of_2(cout_g)))
+        grid = (triton.cdiv(n_pooled, BLOCK_P), triton.cdiv(cout_g, block_c), conv_groups)
+        _conv_pool_relu_kernel[grid](
+            x, w, b, y, n_pooled, C_in, H, W, C_out, CH, CW, PH, PW, cin_g, cout_g,
             cs[0], cs[1], cp[0], cp[1], cd[0], cd[1], ps[0], ps[1], pp[0], pp[1], pd[0], pd[1],
-            KH=KH, KW=KW, PKH=pk[0], PKW=pk[1], HAS_BIAS=bias is not None, RB=RB, BLOCK=BLOCK, num_warps=8,
+            KH=KH, KW=KW, PKH=pk[0], PKW=pk[1], HAS_BIAS=bias is not None,
+            BLOCK_P=BLOCK_P, BLOCK_C=block_c, BLOCK_K=BLOCK_K, num_warps=NUM_WARPS,
         )  # fmt: skip
     return y

@@ -1,34 +1,43 @@
-"""Expert kernel for LinearAlgebra/solve_and_add_scaled_vector: blocked back substitution, one program per
-right-hand-side column. Going up in blocks of BS rows, each block first subtracts A[block, solved] @ x_solved
-(coalesced row tiles of A) and then solves its BS x BS diagonal block in registers (BS up to 32); a final pass adds
-alpha * y (read through broadcast strides). fp64 inputs are computed in fp64, others in fp32."""
+"""Expert kernel for LinearAlgebra/solve_and_add_scaled_vector: back substitution by super-blocks, each a one-program triangular solve followed by a parallel update of the rows above.
+
+Going up in super-blocks of SUPER rows: one program per right-hand-side column solves the super-block's
+diagonal triangle (in blocks of BS rows: subtract A[block, solved part of the super-block] @ x, then solve
+the BS x BS diagonal block in registers), writing x to a scratch buffer and x + alpha * y (y read through
+broadcast strides) to the output; then a row-parallel kernel subtracts A[rows above, super-block] @ x from
+the right-hand sides of every row above (coalesced row tiles of A). The sequential part is the diagonal
+triangles (about n * SUPER / 2 elements of A read by one program each step), the rest of A is read once at
+the GPU's bandwidth: 2 n / SUPER launches. fp64 inputs are computed in fp64, others in fp32.
+"""
 
 import torch
 import triton
 import triton.language as tl
 
 BS_MAX = 32
-BC = 128
+BC = 128  # columns per step of a row tile
+SUPER = 1024  # rows of a super-block
+UPDATE_ROWS = 32  # rows per program of the update
 
 
 @triton.jit
-def _trsv_add_kernel(a_ptr, b_ptr, y_ptr, x_ptr, n, k, alpha, sa0, sb0, sb1, sy0, sy1,
-                     F64: tl.constexpr, BS: tl.constexpr, BC: tl.constexpr):  # fmt: skip
+def _diag_solve_kernel(a_ptr, r_ptr, y_ptr, xs_ptr, out_ptr, n, k, lo, hi, alpha, sa0, sy0, sy1,
+                       F64: tl.constexpr, BS: tl.constexpr, BC: tl.constexpr):  # fmt: skip
+    """Rows lo..hi-1 (one column of the right-hand sides per program): r already holds b minus A[:, hi:] @ x."""
     col = tl.program_id(0).to(tl.int64)
     cdt = tl.float64 if F64 else tl.float32
-    nb = tl.cdiv(n, BS)
+    nb = tl.cdiv(hi - lo, BS)
     lane = tl.arange(0, BS).to(tl.int64)
     for t in range(0, nb):
-        r0 = (nb - 1 - t).to(tl.int64) * BS
+        r0 = lo + (nb - 1 - t).to(tl.int64) * BS
         rows = r0 + lane
-        rmask = rows < n
-        rhs = tl.load(b_ptr + rows * sb0 + col * sb1, mask=rmask, other=0.0).to(cdt)
-        for c0 in range(r0 + BS, n, BC):
+        rmask = rows < hi
+        rhs = tl.load(r_ptr + rows * k + col, mask=rmask, other=0.0).to(cdt)
+        for c0 in range(r0 + BS, hi, BC):
             cols = c0 + tl.arange(0, BC).to(tl.int64)
-            cmask = cols < n
+            cmask = cols < hi
             tile = tl.load(a_ptr + rows[:, None] * sa0 + cols[None, :], mask=rmask[:, None] & cmask[None, :],
                            other=0.0).to(cdt)  # fmt: skip
-            xs = tl.load(x_ptr + cols * k + col, mask=cmask, other=0.0).to(cdt)
+            xs = tl.load(xs_ptr + cols * k + col, mask=cmask, other=0.0).to(cdt)
             rhs -= tl.sum(tile * xs[None, :], axis=1)
         dvals = tl.load(a_ptr + rows * sa0 + rows, mask=rmask, other=1.0).to(cdt)  # the block's diagonal
         xb = tl.zeros([BS], dtype=cdt)
@@ -36,29 +45,54 @@ def _trsv_add_kernel(a_ptr, b_ptr, y_ptr, x_ptr, n, k, alpha, sa0, sb0, sb1, sy0
             j = BS - 1 - s
             sel = lane == j
             # column j of the diagonal block, rows above j (cached in L1 after the first touch)
-            cmask = (lane < j) & (r0 + j + lane * 0 < n)
+            cmask = (lane < j) & (r0 + j + lane * 0 < hi)
             dcol = tl.load(a_ptr + rows * sa0 + (r0 + j), mask=cmask, other=0.0).to(cdt)
             xj = tl.sum(tl.where(sel, rhs / dvals, 0.0), axis=0)
             xb = tl.where(sel, xj, xb)
             rhs -= dcol * xj
-        tl.store(x_ptr + rows * k + col, xb.to(x_ptr.dtype.element_ty), mask=rmask)
-        tl.debug_barrier()
-    for r0 in range(0, n, BS):
-        rows = r0 + lane
-        rmask = rows < n
-        xv = tl.load(x_ptr + rows * k + col, mask=rmask, other=0.0).to(cdt)
+        tl.store(xs_ptr + rows * k + col, xb.to(xs_ptr.dtype.element_ty), mask=rmask)
         yv = tl.load(y_ptr + rows * sy0 + col * sy1, mask=rmask, other=0.0).to(cdt)
-        tl.store(x_ptr + rows * k + col, (xv + alpha * yv).to(x_ptr.dtype.element_ty), mask=rmask)
+        tl.store(out_ptr + rows * k + col, (xb + alpha * yv).to(out_ptr.dtype.element_ty), mask=rmask)
+        tl.debug_barrier()
 
 
-def solve_and_add_scaled_vector(A, b, y, alpha):
+@triton.jit
+def _update_kernel(a_ptr, r_ptr, xs_ptr, k, lo, hi, sa0, F64: tl.constexpr, ROWS: tl.constexpr,
+                   BC: tl.constexpr):  # fmt: skip
+    """r[rows, col] -= A[rows, lo:hi] @ x[lo:hi, col] for a block of ROWS rows above lo and one column."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    col = tl.program_id(1).to(tl.int64)
+    cdt = tl.float64 if F64 else tl.float32
+    rmask = rows < lo
+    acc = tl.zeros([ROWS, BC], dtype=cdt)
+    for c0 in range(lo, hi, BC):
+        cols = c0 + tl.arange(0, BC).to(tl.int64)
+        cmask = cols < hi
+        tile = tl.load(a_ptr + rows[:, None] * sa0 + cols[None, :], mask=rmask[:, None] & cmask[None, :],
+                       other=0.0).to(cdt)  # fmt: skip
+        acc += tile * tl.load(xs_ptr + cols * k + col, mask=cmask, other=0.0).to(cdt)[None, :]
+    ptrs = r_ptr + rows * k + col
+    tl.store(ptrs, tl.load(ptrs, mask=rmask, other=0.0) - tl.sum(acc, axis=1), mask=rmask)
+
+
+def solve_and_add_scaled_vector(A, b, y, alpha, super_rows: int = SUPER):
     n = A.shape[-1]
     a = A if A.stride(-1) == 1 else A.contiguous()
     k = b.shape[-1]
+    f64 = A.dtype == torch.float64
     yb = torch.broadcast_to(y, b.shape)
-    x = torch.empty((n, k), dtype=A.dtype, device=A.device)
+    out = torch.empty((n, k), dtype=A.dtype, device=A.device)
+    if not (n and k):
+        return out
+    r = torch.empty((n, k), dtype=torch.float64 if f64 else torch.float32, device=A.device)
+    r.copy_(b)  # working right-hand sides, updated in place (a copy: b is the caller's)
+    xs = torch.empty_like(r)  # x alone, for the updates
     bs = min(BS_MAX, triton.next_power_of_2(max(n, 2)))
-    if n and k:
-        _trsv_add_kernel[(k,)](a, b, yb, x, n, k, float(alpha), a.stride(0), b.stride(0), b.stride(1),
-                               yb.stride(0), yb.stride(1), F64=A.dtype == torch.float64, BS=bs, BC=BC)  # fmt: skip
-    return x
+    for hi in range(n, 0, -super_rows):
+        lo = max(0, hi - super_rows)
+        _diag_solve_kernel[(k,)](a, r, yb, xs, out, n, k, lo, hi, float(alpha), a.stride(0), yb.stride(0),
+                                 yb.stride(1), F64=f64, BS=bs, BC=BC)  # fmt: skip
+        if lo:
+            _update_kernel[(triton.cdiv(lo, UPDATE_ROWS), k)](a, r, xs, k, lo, hi, a.stride(0), F64=f64,
+                                                              ROWS=UPDATE_ROWS, BC=BC)  # fmt: skip
+    return out
