@@ -233,12 +233,17 @@ def summary_data(report: dict, command: str) -> dict:
             "statuses": s["statuses"],
             "runs": [{k: v for k, v in r.items()} for r in s["runs"]],
             "repeat_shapes": rep.get("shapes", 0),
-            "repeat_median_pct": 100 * rep.get("median_rel_delta", math.nan),
-            "repeat_p95_pct": 100 * rep.get("p95_rel_delta", math.nan),
+            "repeat_median_pct": _pct(rep.get("median_rel_delta")),
+            "repeat_p95_pct": _pct(rep.get("p95_rel_delta")),
             "repeat_largest": rep.get("largest", []),
             "copy_gbps": report.get("copy_gbps", 0.0),
-            "copy_bw_median_pct": 100 * bw.get("median_fraction", math.nan),
-            "copy_bw_p25_pct": 100 * bw.get("p25_fraction", math.nan)}  # fmt: skip
+            "copy_bw_median_pct": _pct(bw.get("median_fraction")),
+            "copy_bw_p25_pct": _pct(bw.get("p25_fraction"))}  # fmt: skip
+
+
+def _pct(fraction: float | None) -> float | None:
+    """A percentage, or JSON null where the figure was not measured (one run: no repeatability)."""
+    return None if fraction is None else 100 * fraction
 
 
 def _commit() -> str:
