@@ -81,6 +81,17 @@ def test_shared_work_gets_its_floor_between_back_to_back_windows():
     assert began - ended >= SHARED_FLOOR * window_s * 0.9
 
 
+def test_a_window_reports_its_length_without_the_wait_for_it():
+    gpu = GpuScheduler(Freezer())
+    with gpu.exclusive("a"):
+        time.sleep(0.2)
+    waited = time.monotonic()
+    with gpu.exclusive("b") as window:  # waits out the shared floor after "a" first
+        time.sleep(0.05)
+    assert time.monotonic() - waited >= 0.05 + SHARED_FLOOR * 0.2 * 0.9
+    assert 0.05 <= window.length_s < 0.05 + SHARED_FLOOR * 0.2 * 0.5
+
+
 def test_frozen_time_counts_the_window_in_progress():
     gpu = GpuScheduler(Freezer())
     mark = gpu.frozen_since(0.0)

@@ -29,7 +29,7 @@ from kbx.eval.isolation import require_sandbox
 from kbx.eval.processes import ZYGOTE_DIED, JudgeClient, JudgePool, ZygoteClient
 from kbx.eval.record import OUTPUT_TAIL_CHARS, VERDICT_FIELDS, EvalRecord, Mismatch, Status, truncate
 from kbx.eval.sandbox_env import protect_process, redact
-from kbx.eval.scheduler import FreezeFailed, GpuScheduler
+from kbx.eval.scheduler import FreezeFailed, GpuScheduler, Window
 from kbx.eval.source import check_syntax
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, TaskInfo
@@ -359,16 +359,16 @@ class _Run:
 
     @contextlib.contextmanager
     def _exclusive(self, owner: str = "", timer: bool = False):
-        started = time.perf_counter()
+        """A window on the GPU; its length (not the wait for it) counts as this attempt's exclusive time."""
+        window = Window()
         try:
-            with self.ev.gpu.exclusive(owner, timer):
+            with self.ev.gpu.exclusive(owner, timer) as window:
                 yield
         except FreezeFailed as exc:
             raise _HarnessFailure(str(exc)) from exc
         finally:
-            length = time.perf_counter() - started
-            self.stage_s["exclusive_s"] += length
-            self.stage_s["max_window_s"] = max(self.stage_s["max_window_s"], length)
+            self.stage_s["exclusive_s"] += window.length_s
+            self.stage_s["max_window_s"] = max(self.stage_s["max_window_s"], window.length_s)
 
     def _window_limit_s(self, estimate_ms) -> float:
         pol = self.ev.settings.timing

@@ -21,12 +21,18 @@ outside a window (it would start unfrozen) and while device memory is free.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
 
 MEMORY_POLL_S = 0.5  # how often a check waiting for device memory looks again
 SHARED_FLOOR = 0.5  # after a window of w seconds, shared work runs at least SHARED_FLOOR * w before the next
+
+
+@dataclasses.dataclass
+class Window:
+    length_s: float = 0.0  # freeze to thaw; set when the window ends
 
 
 class FreezeFailed(RuntimeError):
@@ -73,9 +79,11 @@ class GpuScheduler:
         return free < 0 or free >= self.min_free_bytes
 
     @contextlib.contextmanager
-    def exclusive(self, owner: str = "", timer: bool = False) -> Iterator[None]:
+    def exclusive(self, owner: str = "", timer: bool = False) -> Iterator[Window]:
         """The GPU alone for `owner`'s worker (or, with `timer`, for the timer): everyone else
-        frozen until the block ends. Raises FreezeFailed when they could not be stopped."""
+        frozen until the block ends. Raises FreezeFailed when they could not be stopped. The
+        Window says, once the block has ended, how long it held the GPU (waiting for it excluded)."""
+        window = Window()
         with self.window_lock:
             with self.cond:
                 while (wait := self.next_window_at - self.clock()) > 0:
@@ -85,12 +93,12 @@ class GpuScheduler:
             try:
                 thaw = self.freeze(owner, timer) if self.freeze else (lambda: None)
                 try:
-                    yield
+                    yield window
                 finally:
                     thaw()
             finally:
                 with self.cond:
-                    length = self.clock() - started
+                    window.length_s = length = self.clock() - started
                     self.in_window = False
                     self.frozen_total_s += length
                     self.windows += 1
