@@ -320,8 +320,7 @@ class _Run:
             if msg["event"] == "timed":
                 break
             shape = msg["shape"]
-            baselines[shape] = self._baseline(shape)
-            measured = self._window(shape, msg["estimate_ms"])
+            baselines[shape], measured = self._measure(shape, msg["estimate_ms"])
             if measured["event"] != MEASURED:
                 return self._failed_worker(measured, self._window_limit_s(msg["estimate_ms"]), during="timed alone")
             row = measured["row"]
@@ -347,12 +346,54 @@ class _Run:
             baseline_ms=math.fsum(r.baseline_ms_median for r in combined.rows), **fields,
         )  # fmt: skip
 
-    def _window(self, shape: str, estimate_ms) -> dict:
-        """Let the worker measure `shape` with the GPU to itself: its "measured" event (or how it ended)."""
+    def _measure(self, shape: str, estimate_ms) -> tuple[dict, dict]:
+        """The reference's timing row for `shape` and the worker's "measured" event (or how it
+        ended). The eager baseline is timed once per (task, version, shape) in a run, by the timer:
+        prepared while the GPU is shared, then measured in the same window as the kernel, just
+        before it; later attempts at the task reuse it. Raises _HarnessFailure."""
+        ev = self.ev
+        key = (self.task.id, self.task.spec.version, shape)
+        if key in ev.baselines:
+            return ev.baselines[key], self._window(shape, estimate_ms)
+        self._phase(f"waiting for the timer ({shape})")
+        with ev.timer_lock:
+            if key in ev.baselines:
+                return ev.baselines[key], self._window(shape, estimate_ms)
+            started = time.perf_counter()
+            self._phase(f"baseline ({shape})")
+            prepared = ev.timer.request({"op": "baseline_prepare", "task": self.task.id, "digest": self.task.digest,
+                                         "shape": shape, "timing": dataclasses.asdict(ev.settings.timing)},
+                                        ev.settings.judge_timeout_s)  # fmt: skip
+            if "error" in prepared:
+                raise _HarnessFailure(f"reference timing failed: {prepared['error']}")
+
+            def baseline() -> dict:
+                return ev.timer.request({"op": "baseline_measure", "task": self.task.id, "shape": shape,
+                                         "energy": False}, self._window_limit_s(prepared["estimate_ms"]),
+                                        frozen_counts=False)  # fmt: skip
+
+            reply: dict = {}
+            measured = self._window(shape, estimate_ms, before=lambda: reply.update(baseline()))
+            self.stage_s["baseline_s"] += time.perf_counter() - started
+            row = reply.get("row") or {}
+            # The timer's machinery, memory or a GPU that is not quiet are kbx's failures; a reference
+            # that raises at a shape is the task's, and the shape is left out of the speedup.
+            if "error" in reply or not row.get("quiet", True) or row.get("hidden_work") or "OutOfMemory" in row["error"]:
+                why = reply.get("error") or row.get("error") or row.get("hidden_work") or "the GPU did not go quiet"
+                raise _HarnessFailure(f"reference timing failed at {shape}: {why}")
+            ev.baselines[key] = row
+            return row, measured
+
+    def _window(self, shape: str, estimate_ms, before=None) -> dict:
+        """Let the worker measure `shape` with the GPU to itself (after `before`, the baseline's
+        measurement, in the same window when given): its "measured" event, or how it ended."""
         self._phase(f"waiting for a window ({shape})")
         waiting = time.perf_counter()
-        with self._exclusive(owner=self.job_id):
+        with self._exclusive(owner=self.job_id, timer=before is not None):
             self.stage_s["gpu_wait_s"] += time.perf_counter() - waiting
+            if before is not None:
+                self._phase(f"baseline timed alone ({shape})")
+                before()
             self._phase(f"timed alone ({shape})")
             self.ev.zygote.send(self.job_id, MEASURE)
             return self._wait(MEASURED, self._window_limit_s(estimate_ms), frozen_counts=False)
@@ -388,40 +429,6 @@ class _Run:
         if "error" in reply:
             raise _HarnessFailure(f"judge failed: {reply['error']}")
         return reply
-
-    def _baseline(self, shape: str) -> dict:
-        """The reference's timing row for `shape`, measured once per run on this device by the timer
-        (prepared while the GPU is shared, measured in its own window); raises _HarnessFailure.
-        Without an energy burst: records carry the kernel's telemetry only."""
-        ev = self.ev
-        key = (self.task.id, self.task.spec.version, shape)
-        if key in ev.baselines:
-            return ev.baselines[key]
-        self._phase(f"waiting for the timer ({shape})")
-        with ev.timer_lock:
-            if key in ev.baselines:
-                return ev.baselines[key]
-            started = time.perf_counter()
-            self._phase(f"baseline ({shape})")
-            pol = ev.settings.timing
-            prepared = ev.timer.request({"op": "baseline_prepare", "task": self.task.id, "digest": self.task.digest,
-                                         "shape": shape, "timing": dataclasses.asdict(pol)},
-                                        ev.settings.judge_timeout_s)  # fmt: skip
-            if "error" in prepared:
-                raise _HarnessFailure(f"reference timing failed: {prepared['error']}")
-            with self._exclusive(timer=True):
-                reply = ev.timer.request({"op": "baseline_measure", "task": self.task.id, "shape": shape,
-                                          "energy": False}, self._window_limit_s(prepared["estimate_ms"]),
-                                         frozen_counts=False)  # fmt: skip
-            self.stage_s["baseline_s"] += time.perf_counter() - started
-            row = reply.get("row") or {}
-            # The timer's machinery, memory or a GPU that is not quiet are kbx's failures; a reference
-            # that raises at a shape is the task's, and the shape is left out of the speedup.
-            if "error" in reply or not row.get("quiet", True) or row.get("hidden_work") or "OutOfMemory" in row["error"]:
-                why = reply.get("error") or row.get("error") or row.get("hidden_work") or "the GPU did not go quiet"
-                raise _HarnessFailure(f"reference timing failed at {shape}: {why}")
-            ev.baselines[key] = row
-            return row
 
     def _wait(self, wanted: str | tuple[str, ...], timeout_s: float, frozen_counts: bool = True) -> dict:
         """The worker's next `wanted` event, or its end; time it spent frozen for others' windows
