@@ -134,3 +134,20 @@ def test_a_new_check_waits_for_device_memory():
     done = threading.Event()
     unknown.start_check("b", done.set)  # NVML cannot say: never blocks
     assert done.is_set()
+
+
+def test_each_gpu_has_its_own_windows():
+    """Several GPUs of one host (kbx.eval.pool): one scheduler per GPU, so a window on one never
+    waits for, or freezes anything of, another."""
+    freezers = [Freezer(), Freezer()]
+    gpus = [GpuScheduler(f) for f in freezers]
+    inside_second = threading.Event()
+    with gpus[0].exclusive("a"):
+
+        def other():
+            with gpus[1].exclusive("b"):
+                inside_second.set()
+
+        threading.Thread(target=other).start()
+        assert inside_second.wait(2)  # while the first GPU's window is still open
+        assert freezers[0].frozen and freezers[1].log[0] == ("freeze", "b", False)
