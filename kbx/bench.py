@@ -39,10 +39,11 @@ LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
-    parser.add_argument("what", choices=["eval", "llm", "table", "sandbox"],
+    parser.add_argument("what", choices=["eval", "llm", "table", "sandbox", "quiet"],
                         help="eval: the evaluator; llm: generation/evaluation overlap; "
                              "table: docs/EXPERTS.md from eval --json files (kbx.bench_table); "
-                             "sandbox: the sandbox's cost per attempt")  # fmt: skip
+                             "sandbox: the sandbox's cost per attempt; "
+                             "quiet: honest kernels' verdicts beside background GPU work (GPU)")  # fmt: skip
     parser.add_argument("results", nargs="*", help="table: results files of eval --json (experts, and inductor)")
     parser.add_argument("--out", default="", help="table: write the markdown here (default: print it)")
     parser.add_argument("--method", default="reference", choices=["reference", "inductor"],
@@ -76,6 +77,16 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USER_ERROR
         if not args.out:
             print(text, end="")
+        return 0
+    if args.what == "quiet":
+        from kbx.bench_quiet import format_quiet_report, neighbour_runs, quiet_report
+        from kbx.eval.evaluator import EvalSettings, Evaluator
+
+        with Evaluator(EvalSettings(device="cuda", workers=args.workers)) as ev:
+            report = quiet_report(neighbour_runs(ev))
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(report, indent=1))
+        print(format_quiet_report(report))
         return 0
     if args.what == "sandbox":
         from kbx.bench_sandbox import bench_sandbox, format_sandbox_report

@@ -43,3 +43,18 @@ def test_the_summary_data_has_the_keys_the_plots_read():
     assert [r["s_per_kernel"] for r in data["runs"]] == [2.0, 1.0]
     assert [r["max_exclusive_s"] for r in data["runs"]] == [0.4, 0.6]
     assert abs(data["repeat_median_pct"] - 100 * 0.02 / 1.01) < 1e-9 and data["copy_bw_median_pct"] == 80.0
+
+
+def test_the_quiet_report_gives_each_neighbours_change():
+    from kbx.bench_quiet import format_quiet_report, quiet_report
+    from kbx.eval.record import EvalRecord, Status
+
+    def rec(task, status, speedup):
+        return EvalRecord(task=task, task_version=1, status=status, speedup=speedup)
+
+    runs = {"clean": [rec("Math/add", Status.OK, 1.0)],
+            "thread": [rec("Activation/gelu", Status.HIDDEN_WORK, 2.0), rec("Math/add", Status.OK, 1.1)]}  # fmt: skip
+    report = quiet_report(runs)
+    assert report["thread"]["noisy"]["status"] == "hidden_work"
+    assert abs(report["thread"]["beside"][0]["change_pct"] - 100 * 0.0953101798) < 1e-6  # |log 1.1|
+    assert "Math/add ok 1.100x (+9.5 %)" in format_quiet_report(report)
