@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kbx.eval.evaluator import MAX_HARNESS_RETRIES, Attempt, EvalSettings, Evaluator
+from kbx.eval.attempt import MAX_HARNESS_RETRIES
+from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
 from kbx.eval.record import Status
 from kbx.loop import Judged, TaskResult
 from kbx.summary import summarize
