@@ -57,6 +57,14 @@ def default_tracking_uri(root: Path) -> str:
     return f"sqlite:///{(root / DEFAULT_STORE_DIR / DB_FILE).resolve()}"
 
 
+def may_hold_runs(tracking_uri: str, root: Path) -> bool:
+    """False only for a sqlite store whose file does not exist yet (it holds no run to resume)."""
+    uri = tracking_uri or default_tracking_uri(root)
+    if not uri.startswith("sqlite:///"):
+        return True
+    return Path(uri.removeprefix("sqlite:///")).exists()
+
+
 def experiment_artifact_location(tracking_uri: str, name: str) -> str | None:
     """Where a new experiment keeps its artifacts: beside the database file of a sqlite store
     (`mlruns/artifacts/<name>`), else the store's default (None)."""
@@ -242,12 +250,8 @@ class Tracker:
         """`summary` (kbx.summary's figures) goes under the headline prefix, `extra` (LLM totals) as named."""
         values = {**mlflow_ui.headline(summary), **(extra or {})}
         self._metrics(run_id, [_metric(k, v, 0) for k, v in values.items() if not math.isnan(v)])
-        for path, text in artifacts.items():
-            self._text(run_id, text, path)
+        self._files(run_id, artifacts)
         self.client.set_terminated(run_id, status)
-
-    def _text(self, run_id: str, text: str, path: str) -> None:
-        self.client.log_text(run_id, redact(text, self.secrets), path)
 
     def _files(self, run_id: str, files: dict[str, str]) -> None:
         """Text files (path -> text), redacted, uploaded as one directory: one call, not one a file."""

@@ -1,0 +1,103 @@
+"""`python -m kbx.bench overhead`: what `kbx.run` costs over the bare evaluator, on the same tasks.
+
+Runs two commands as separate processes, in turn, over the same expert kernels with the same
+workers, and times each from start to exit:
+- eval: `python -m kbx.bench eval --runs 1` (the evaluator alone: no Hydra, no MLflow);
+- run: `python -m kbx.run method=reference` (Hydra, preflight, MLflow's job run and a task run
+  per task with their params, metrics and artifacts, the summary), with a new tracking store, as
+  on a machine's first run (MLflow creates its tables);
+- run_existing: the same with a store that already exists (a later run: it looks for a run to resume).
+The goal is a ratio run / eval of at most `GOAL_RATIO`. `--repeats N` runs the three N times,
+in reversed order every other time, so drift of a shared machine hits each alike; the figures
+are medians. Logs and `overhead.json` go to `--out`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+GOAL_RATIO = 1.05
+COMMANDS = ("eval", "run", "run_existing")
+
+
+def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeats: int) -> dict:
+    from kbx.tasks import discover, select
+
+    out = out.resolve()  # the children's Hydra run dir and store paths
+    out.mkdir(parents=True, exist_ok=True)
+    in_category = select(discover(), [], category)
+    experts = [t.id for t in in_category if t.expert_path]
+    existing = out / "existing-store" / "mlflow.db"
+    _create_store(existing)
+    report = {"category": category, "workers": workers, "hardware": hardware, "n_tasks": len(experts),
+              "goal_ratio": GOAL_RATIO, "wall_s": {name: [] for name in COMMANDS}}  # fmt: skip
+    for k in range(repeats):
+        order = COMMANDS if k % 2 == 0 else tuple(reversed(COMMANDS))
+        for name in order:
+            store = existing if name == "run_existing" else out / f"new-store-{k}" / "mlflow.db"
+            argv = _argv(name, category, workers, hardware, experts, len(experts) < len(in_category), store, out, k)
+            wall_s = _timed(argv, out / f"{name}-{k}.log")
+            report["wall_s"][name].append(wall_s)
+            print(f"repeat {k} {name:13s} {wall_s:7.1f} s", flush=True)
+            (out / "overhead.json").write_text(json.dumps(_summarized(report), indent=1))
+    return _summarized(report)
+
+
+def _argv(name: str, category: str, workers: int, hardware: str, experts: list[str], subset: bool, store: Path,
+          out: Path, k: int) -> list[str]:  # fmt: skip
+    """The command line of one timed process; kbx.run is given the tasks by id where its category
+    also holds tasks without an expert kernel (which kbx.bench eval leaves out)."""
+    if name == "eval":
+        tasks = [a for t in experts for a in ("--task", t)] if subset else []
+        return [sys.executable, "-m", "kbx.bench", "eval", "--runs", "1", "--workers", str(workers),
+                "--category", category, *tasks]  # fmt: skip
+    tasks = [f"task=[{','.join(experts)}]"] if subset else []
+    store.parent.mkdir(parents=True, exist_ok=True)
+    return [sys.executable, "-m", "kbx.run", "method=reference", f"category={category}", f"hardware={hardware}",
+            f"eval.workers={workers}", *tasks, f"tracking_uri=sqlite:///{store}",
+            f"hydra.run.dir={out / 'hydra' / f'{name}-{k}'}"]  # fmt: skip
+
+
+def _timed(argv: list[str], log: Path) -> float:
+    started = time.perf_counter()
+    with open(log, "w") as f:
+        f.write(" ".join(argv) + "\n")
+        f.flush()
+        code = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT).returncode
+    wall_s = time.perf_counter() - started
+    if code != 0:
+        raise RuntimeError(f"{argv[2]} exited with status {code}; see {log}")
+    return wall_s
+
+
+def _create_store(db: Path) -> None:
+    """A tracking store that exists before any timed run (its tables created, no runs)."""
+    from mlflow.tracking import MlflowClient
+
+    db.parent.mkdir(parents=True, exist_ok=True)
+    MlflowClient(tracking_uri=f"sqlite:///{db}").search_experiments()
+
+
+def _summarized(report: dict) -> dict:
+    walls = report["wall_s"]
+    medians = {name: statistics.median(v) for name, v in walls.items() if v}
+    ratios = {name: medians[name] / medians["eval"] for name in ("run", "run_existing")
+              if name in medians and "eval" in medians}  # fmt: skip
+    return {**report, "median_s": medians, "ratio": ratios}
+
+
+def format_overhead_report(report: dict) -> str:
+    m, r = report["median_s"], report["ratio"]
+    lines = [f"{report['n_tasks']} tasks ({report['category']}), {report['workers']} workers, "
+             f"hardware={report['hardware']}, {len(report['wall_s']['eval'])} repeats (medians)"]  # fmt: skip
+    lines.append(f"eval (bare evaluator)       {m.get('eval', float('nan')):7.1f} s")
+    for name, what in (("run", "kbx.run, new store"), ("run_existing", "kbx.run, existing store")):
+        if name in r:
+            verdict = "meets" if r[name] <= report["goal_ratio"] else "misses"
+            lines.append(f"{what:27s} {m[name]:7.1f} s   {r[name]:.3f}x ({verdict} the goal of {report['goal_ratio']}x)")
+    return "\n".join(lines)
