@@ -36,7 +36,7 @@ from kbx.loop import Judged, TaskResult, proposers, run_suite
 from kbx.summary import summarize, table
 from kbx.tasks.registry import discover, select
 from kbx.tasks.spec import TaskInfo
-from kbx.worker.sandbox import NAMESPACES
+from kbx.worker.sandbox import NAMESPACES, NONE
 
 log = logging.getLogger("kbx")
 
@@ -71,6 +71,7 @@ class Job:
             hardware = hw.from_config(cfg.hardware)
         else:
             hardware = hw.resolve(hw.from_config(cfg.hardware), hw.load_profiles(), force=bool(cfg.hardware.get("force")))
+        apply_eval_defaults(cfg, hardware)
         all_tasks = discover()
         ids = [cfg.task] if isinstance(cfg.task, str) else list(cfg.task or [])
         tasks = select(all_tasks, ids, cfg.category.name)
@@ -111,11 +112,14 @@ class Job:
                                journal, session)  # fmt: skip
         params = self.params()
         tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": check_backend(cfg), **(tags or {})}
-        # A store that does not exist yet holds no run to resume: judging starts while it is created.
-        resume = bool(cfg.get("resume", True)) and may_hold_runs(str(cfg.tracking_uri or ""), self.root)
+        # A store that does not exist yet holds no run to resume: judging starts while it is created,
+        # unless a candidate could take the driver down before its run exists (kbx.job_tracking).
+        resume = bool(cfg.get("resume", True))
+        lookup = resume and may_hold_runs(str(cfg.tracking_uri or ""), self.root)
+        before_judging = resume and str(cfg.eval.get("sandbox", NAMESPACES)) == NONE
         status, done = "FAILED", {}
         try:
-            done = tracking.open(self.run_name(), params, tags, self.tasks, resume)
+            done = tracking.open(self.run_name(), params, tags, self.tasks, lookup, before_judging)
             self.run_id = tracking.run_id
             evaluator = JournaledEvaluator(evaluator, journal)
 
@@ -281,6 +285,15 @@ class Job:
             "triton_version": triton.__version__,
             "python_version": platform.python_version(),
         }
+
+
+def apply_eval_defaults(cfg: DictConfig, hardware: hw.Hardware) -> None:
+    """The evaluator's defaults of the hardware that judges (kbx.hardware.eval_defaults) for each `eval`
+    key the command line left to the profile (still `${hardware.eval_defaults.KEY}`): composing
+    hardware=auto can only give auto.yaml's, the GPU found decides."""
+    for key, value in hw.eval_defaults(hardware).items():
+        if key in cfg.eval and OmegaConf.is_interpolation(cfg.eval, key):
+            cfg.eval[key] = value
 
 
 def quarantined(tasks: list[TaskInfo], journal: InFlightJournal, settings: EvalSettings) -> list:

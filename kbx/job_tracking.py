@@ -1,9 +1,11 @@
 """One job's MLflow side: its job run, a task run per task as it completes, the job's end.
 
-Every call goes through one TrackingThread (kbx.tracking_thread), so judging starts without
-waiting for the store and never waits on a task's logging. The job waits only where it must:
-to learn which tasks an unfinished run of the same configuration already did (`resume`), and at
-the end, when everything queued is flushed and checked before the job run is marked FINISHED.
+Every call goes through one TrackingThread (kbx.tracking_thread), so judging never waits on a
+task's logging, and a new store is created while judging starts. The job waits only where it
+must: to learn which tasks an unfinished run of the same configuration already did (`resume`);
+for its run to exist before judging where a candidate could take the driver down (the sandbox
+off: the in-flight journal needs a run to blame it in, kbx.inflight); and at the end, when
+everything queued is flushed and checked before the job run is marked FINISHED.
 """
 
 from __future__ import annotations
@@ -28,14 +30,16 @@ class JobTracking:
         self.logged: list[str] = []  # tasks whose runs are logged in full, in this session
         self.thread.submit(self._connect, make_tracker)
 
-    def open(self, name: str, params: dict, tags: dict, tasks: list, resume: bool) -> dict:
+    def open(self, name: str, params: dict, tags: dict, tasks: list, resume: bool, before_judging: bool) -> dict:
         """Start the job run; with `resume`, take up an unfinished one of the same configuration if
-        there is one, and return its tasks already done (task id -> TaskResult). Only then does the job
-        wait for the store: without `resume` the run is created on the tracking thread while judging starts."""
-        if not resume:
-            self.thread.submit(self._start, name, params, tags)
-            return {}
-        return self.thread.submit(self._resume_or_start, name, params, tags, tasks).result()
+        there is one, and return its tasks already done (task id -> TaskResult). The job waits for the
+        store only for `resume` or `before_judging`; otherwise the run is created while judging starts."""
+        if resume:
+            return self.thread.submit(self._resume_or_start, name, params, tags, tasks).result()
+        started = self.thread.submit(self._start, name, params, tags)
+        if before_judging:
+            started.result()
+        return {}
 
     def log_task(self, result, method: str, hardware) -> None:
         """Queue the task's run (kbx.tracking.Tracker.log_task); its journal entry follows it."""
@@ -74,7 +78,8 @@ class JobTracking:
         self.tracker = make_tracker()
 
     def _require(self) -> Tracker:
-        if self.tracker is None:  # only after _connect failed, whose failure is raised first
+        if self.tracker is None:  # _connect failed: raise its failure, not a later symptom
+            self.thread.check()
             raise RuntimeError("the tracking store was not opened")
         return self.tracker
 
