@@ -9,12 +9,14 @@ workers, and times each from start to exit:
 - run_existing: the same with a store that already exists (a later run: it looks for a run to resume).
 The goal is a ratio run / eval of at most `GOAL_RATIO`. `--repeats N` runs the three N times,
 in reversed order every other time, so drift of a shared machine hits each alike; the figures
-are medians. Logs and `overhead.json` go to `--out`.
+are medians. Each command's CPU seconds (its processes' user + system time) are reported too:
+on a loaded machine they move less than wall time. Logs and `overhead.json` go to `--out`.
 """
 
 from __future__ import annotations
 
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,15 +37,17 @@ def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeat
     existing = out / "existing-store" / "mlflow.db"
     _create_store(existing)
     report = {"category": category, "workers": workers, "hardware": hardware, "n_tasks": len(experts),
-              "goal_ratio": GOAL_RATIO, "wall_s": {name: [] for name in COMMANDS}}  # fmt: skip
+              "goal_ratio": GOAL_RATIO, "wall_s": {name: [] for name in COMMANDS},
+              "cpu_s": {name: [] for name in COMMANDS}}  # fmt: skip
     for k in range(repeats):
         order = COMMANDS if k % 2 == 0 else tuple(reversed(COMMANDS))
         for name in order:
             store = existing if name == "run_existing" else out / f"new-store-{k}" / "mlflow.db"
             argv = _argv(name, category, workers, hardware, experts, len(experts) < len(in_category), store, out, k)
-            wall_s = _timed(argv, out / f"{name}-{k}.log")
+            wall_s, cpu_s = _timed(argv, out / f"{name}-{k}.log")
             report["wall_s"][name].append(wall_s)
-            print(f"repeat {k} {name:13s} {wall_s:7.1f} s", flush=True)
+            report["cpu_s"][name].append(cpu_s)
+            print(f"repeat {k} {name:13s} {wall_s:7.1f} s wall, {cpu_s:7.1f} s CPU", flush=True)
             (out / "overhead.json").write_text(json.dumps(_summarized(report), indent=1))
     return _summarized(report)
 
@@ -63,7 +67,9 @@ def _argv(name: str, category: str, workers: int, hardware: str, experts: list[s
             f"hydra.run.dir={out / 'hydra' / f'{name}-{k}'}"]  # fmt: skip
 
 
-def _timed(argv: list[str], log: Path) -> float:
+def _timed(argv: list[str], log: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and the descendants it waited for)."""
+    before = _children_cpu_s()
     started = time.perf_counter()
     with open(log, "w") as f:
         f.write(" ".join(argv) + "\n")
@@ -72,7 +78,12 @@ def _timed(argv: list[str], log: Path) -> float:
     wall_s = time.perf_counter() - started
     if code != 0:
         raise RuntimeError(f"{argv[2]} exited with status {code}; see {log}")
-    return wall_s
+    return wall_s, _children_cpu_s() - before
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _create_store(db: Path) -> None:
@@ -84,20 +95,22 @@ def _create_store(db: Path) -> None:
 
 
 def _summarized(report: dict) -> dict:
-    walls = report["wall_s"]
-    medians = {name: statistics.median(v) for name, v in walls.items() if v}
+    medians = {name: statistics.median(v) for name, v in report["wall_s"].items() if v}
+    cpu = {name: statistics.median(v) for name, v in report["cpu_s"].items() if v}
     ratios = {name: medians[name] / medians["eval"] for name in ("run", "run_existing")
               if name in medians and "eval" in medians}  # fmt: skip
-    return {**report, "median_s": medians, "ratio": ratios}
+    return {**report, "median_s": medians, "median_cpu_s": cpu, "ratio": ratios}
 
 
 def format_overhead_report(report: dict) -> str:
-    m, r = report["median_s"], report["ratio"]
+    m, c, r = report["median_s"], report["median_cpu_s"], report["ratio"]
     lines = [f"{report['n_tasks']} tasks ({report['category']}), {report['workers']} workers, "
              f"hardware={report['hardware']}, {len(report['wall_s']['eval'])} repeats (medians)"]  # fmt: skip
-    lines.append(f"eval (bare evaluator)       {m.get('eval', float('nan')):7.1f} s")
+    if "eval" in m:
+        lines.append(f"{'eval (bare evaluator)':27s} {m['eval']:7.1f} s wall {c['eval']:7.1f} s CPU")
     for name, what in (("run", "kbx.run, new store"), ("run_existing", "kbx.run, existing store")):
         if name in r:
             verdict = "meets" if r[name] <= report["goal_ratio"] else "misses"
-            lines.append(f"{what:27s} {m[name]:7.1f} s   {r[name]:.3f}x ({verdict} the goal of {report['goal_ratio']}x)")
+            lines.append(f"{what:27s} {m[name]:7.1f} s wall {c[name]:7.1f} s CPU   {r[name]:.3f}x wall "
+                         f"({verdict} the goal of {report['goal_ratio']}x)")  # fmt: skip
     return "\n".join(lines)
