@@ -73,11 +73,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
     parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile")
     parser.add_argument("--repeats", type=int, default=1, help="overhead: times each command is run")
+    parser.add_argument("--commands", default="eval,run,run_existing",
+                        help="overhead: which to time (figures already in --out are added to)")  # fmt: skip
     args = parser.parse_args(argv)
     if args.what == "overhead":
-        from kbx.bench_overhead import bench_overhead, format_overhead_report
+        from kbx.bench_overhead import COMMANDS, bench_overhead, format_overhead_report
 
-        report = bench_overhead(Path(args.out or OVERHEAD_OUT), args.category, args.workers, args.hardware, args.repeats)
+        commands = tuple(c for c in args.commands.split(",") if c)
+        if not commands or not set(commands) <= set(COMMANDS):
+            parser.error(f"--commands: a comma-separated choice of {', '.join(COMMANDS)}")
+        report = bench_overhead(Path(args.out or OVERHEAD_OUT), args.category, args.workers, args.hardware, args.repeats, commands,
+                                tuple(args.task))
         print(format_overhead_report(report))
         return 0
     if args.what == "table":

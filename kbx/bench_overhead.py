@@ -1,15 +1,15 @@
 """`python -m kbx.bench overhead`: what `kbx.run` costs over the bare evaluator, on the same tasks.
 
-Runs two commands as separate processes, in turn, over the same expert kernels with the same
+Runs these commands as separate processes, in turn, over the same expert kernels with the same
 workers, and times each from start to exit:
 - eval: `python -m kbx.bench eval --runs 1` (the evaluator alone: no Hydra, no MLflow);
 - run: `python -m kbx.run method=reference` (Hydra, preflight, MLflow's job run and a task run
   per task with their params, metrics and artifacts, the summary), with a new tracking store, as
   on a machine's first run (MLflow creates its tables);
 - run_existing: the same with a store that already exists (a later run: it looks for a run to resume).
-The goal is a ratio run / eval of at most `GOAL_RATIO`. `--repeats N` runs the three N times,
-in reversed order every other time, so drift of a shared machine hits each alike; the figures
-are medians. Each command's CPU seconds (its processes' user + system time) are reported too:
+The goal is a ratio run / eval of at most `GOAL_RATIO`. `--repeats N` runs them N times (`--commands`
+picks some), in reversed order every other time, so drift of a shared machine hits each alike; the
+figures are medians. Each command's CPU seconds (its processes' user + system time) are reported too:
 on a loaded machine they move less than wall time. Logs and `overhead.json` go to `--out`.
 """
 
@@ -27,35 +27,55 @@ GOAL_RATIO = 1.05
 COMMANDS = ("eval", "run", "run_existing")
 
 
-def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeats: int) -> dict:
+def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeats: int,
+                   commands: tuple[str, ...] = COMMANDS, task_ids: tuple[str, ...] = ()) -> dict:  # fmt: skip
+    """Time `commands` `repeats` times each. Figures already in `out` for the same category, workers
+    and hardware are kept and added to, so a benchmark longer than one sitting (the whole suite) can
+    be taken in parts: `--commands eval`, then `--commands run`."""
     from kbx.tasks import discover, select
 
     out = out.resolve()  # the children's Hydra run dir and store paths
     out.mkdir(parents=True, exist_ok=True)
-    in_category = select(discover(), [], category)
+    in_category = select(discover(), list(task_ids), category)
     experts = [t.id for t in in_category if t.expert_path]
     existing = out / "existing-store" / "mlflow.db"
-    _create_store(existing)
-    report = {"category": category, "workers": workers, "hardware": hardware, "n_tasks": len(experts),
+    if "run_existing" in commands:
+        _create_store(existing)
+    report = {"category": category, "workers": workers, "hardware": hardware, "n_tasks": len(experts), "tasks": experts,
               "goal_ratio": GOAL_RATIO, "wall_s": {name: [] for name in COMMANDS},
               "cpu_s": {name: [] for name in COMMANDS}}  # fmt: skip
+    report = _earlier(out / "overhead.json", report)
     for k in range(repeats):
-        order = COMMANDS if k % 2 == 0 else tuple(reversed(COMMANDS))
+        order = commands if k % 2 == 0 else tuple(reversed(commands))
         for name in order:
-            store = existing if name == "run_existing" else out / f"new-store-{k}" / "mlflow.db"
-            argv = _argv(name, category, workers, hardware, experts, len(experts) < len(in_category), store, out, k)
-            wall_s, cpu_s = _timed(argv, out / f"{name}-{k}.log")
+            n = len(report["wall_s"][name])  # this command's run number, over every sitting
+            store = existing if name == "run_existing" else out / f"new-store-{n}" / "mlflow.db"
+            subset = bool(task_ids) or len(experts) < len(in_category)
+            argv = _argv(name, category, workers, hardware, experts, subset, store, out, n)
+            wall_s, cpu_s = _timed(argv, out / f"{name}-{n}.log")
             report["wall_s"][name].append(wall_s)
             report["cpu_s"][name].append(cpu_s)
-            print(f"repeat {k} {name:13s} {wall_s:7.1f} s wall, {cpu_s:7.1f} s CPU", flush=True)
+            print(f"{name:13s} #{n} {wall_s:7.1f} s wall, {cpu_s:7.1f} s CPU", flush=True)
             (out / "overhead.json").write_text(json.dumps(_summarized(report), indent=1))
     return _summarized(report)
 
 
+def _earlier(path: Path, fresh: dict) -> dict:
+    """The figures of an earlier sitting in the same directory, if it measured the same thing."""
+    if not path.is_file():
+        return fresh
+    earlier = json.loads(path.read_text())
+    same = all(earlier.get(k) == fresh[k] for k in ("category", "workers", "hardware", "tasks"))
+    if not same:
+        raise ValueError(f"{path} holds figures of another benchmark (category, workers, hardware or tasks); "
+                         "use another --out")  # fmt: skip
+    return {**fresh, "wall_s": earlier["wall_s"], "cpu_s": earlier["cpu_s"]}
+
+
 def _argv(name: str, category: str, workers: int, hardware: str, experts: list[str], subset: bool, store: Path,
           out: Path, k: int) -> list[str]:  # fmt: skip
-    """The command line of one timed process; kbx.run is given the tasks by id where its category
-    also holds tasks without an expert kernel (which kbx.bench eval leaves out)."""
+    """The command line of one timed process; both are given the tasks by id where some were picked
+    (`--task`) or the category also holds tasks without an expert kernel (which kbx.bench eval leaves out)."""
     if name == "eval":
         tasks = [a for t in experts for a in ("--task", t)] if subset else []
         return [sys.executable, "-m", "kbx.bench", "eval", "--runs", "1", "--workers", str(workers),
@@ -104,8 +124,9 @@ def _summarized(report: dict) -> dict:
 
 def format_overhead_report(report: dict) -> str:
     m, c, r = report["median_s"], report["median_cpu_s"], report["ratio"]
+    runs = ", ".join(f"{name} x{len(v)}" for name, v in report["wall_s"].items() if v)
     lines = [f"{report['n_tasks']} tasks ({report['category']}), {report['workers']} workers, "
-             f"hardware={report['hardware']}, {len(report['wall_s']['eval'])} repeats (medians)"]  # fmt: skip
+             f"hardware={report['hardware']}; medians of {runs}"]  # fmt: skip
     if "eval" in m:
         lines.append(f"{'eval (bare evaluator)':27s} {m['eval']:7.1f} s wall {c['eval']:7.1f} s CPU")
     for name, what in (("run", "kbx.run, new store"), ("run_existing", "kbx.run, existing store")):
