@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=20, help="sandbox: paired attempts (with and without)")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4, help="attempts in flight per GPU")
-    parser.add_argument("--gpus", type=int, default=1, help="eval: GPUs of this host to spread attempts over")
+    parser.add_argument("--gpus", type=int, default=1, help="eval, overhead: GPUs of this host to spread attempts over")
     parser.add_argument("--limit", type=int, default=0, help="eval: at most this many kernels (categories interleaved)")
     parser.add_argument("--category", default="all")
     parser.add_argument("--task", action="append", default=[])
@@ -82,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         commands = tuple(c for c in args.commands.split(",") if c)
         if not commands or not set(commands) <= set(COMMANDS):
             parser.error(f"--commands: a comma-separated choice of {', '.join(COMMANDS)}")
-        report = bench_overhead(Path(args.out or OVERHEAD_OUT), args.category, args.workers, args.hardware, args.repeats, commands,
-                                tuple(args.task))
+        out = Path(args.out or OVERHEAD_OUT)
+        report = bench_overhead(out, args.category, args.workers, args.hardware, args.repeats, commands,
+                                tuple(args.task), args.gpus)
         print(format_overhead_report(report))
         return 0
     if args.what == "table":

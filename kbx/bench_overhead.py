@@ -28,7 +28,7 @@ COMMANDS = ("eval", "run", "run_existing")
 
 
 def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeats: int,
-                   commands: tuple[str, ...] = COMMANDS, task_ids: tuple[str, ...] = ()) -> dict:  # fmt: skip
+                   commands: tuple[str, ...] = COMMANDS, task_ids: tuple[str, ...] = (), gpus: int = 1) -> dict:  # fmt: skip
     """Time `commands` `repeats` times each. Figures already in `out` for the same category, workers
     and hardware are kept and added to, so a benchmark longer than one sitting (the whole suite) can
     be taken in parts: `--commands eval`, then `--commands run`."""
@@ -41,7 +41,7 @@ def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeat
     existing = out / "existing-store" / "mlflow.db"
     if "run_existing" in commands:
         _create_store(existing)
-    report = {"category": category, "workers": workers, "hardware": hardware, "n_tasks": len(experts), "tasks": experts,
+    report = {"category": category, "workers": workers, "hardware": hardware, "gpus": gpus, "n_tasks": len(experts), "tasks": experts,
               "goal_ratio": GOAL_RATIO, "wall_s": {name: [] for name in COMMANDS},
               "cpu_s": {name: [] for name in COMMANDS}}  # fmt: skip
     report = _earlier(out / "overhead.json", report)
@@ -51,7 +51,7 @@ def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeat
             n = len(report["wall_s"][name])  # this command's run number, over every sitting
             store = existing if name == "run_existing" else out / f"new-store-{n}" / "mlflow.db"
             subset = bool(task_ids) or len(experts) < len(in_category)
-            argv = _argv(name, category, workers, hardware, experts, subset, store, out, n)
+            argv = _argv(name, category, workers, hardware, experts, subset, store, out, n) + _gpus(name, gpus)
             wall_s, cpu_s = _timed(argv, out / f"{name}-{n}.log")
             report["wall_s"][name].append(wall_s)
             report["cpu_s"][name].append(cpu_s)
@@ -65,7 +65,7 @@ def _earlier(path: Path, fresh: dict) -> dict:
     if not path.is_file():
         return fresh
     earlier = json.loads(path.read_text())
-    same = all(earlier.get(k) == fresh[k] for k in ("category", "workers", "hardware", "tasks"))
+    same = all(earlier.get(k) == fresh[k] for k in ("category", "workers", "hardware", "gpus", "tasks"))
     if not same:
         raise ValueError(f"{path} holds figures of another benchmark (category, workers, hardware or tasks); "
                          "use another --out")  # fmt: skip
@@ -85,6 +85,13 @@ def _argv(name: str, category: str, workers: int, hardware: str, experts: list[s
     return [sys.executable, "-m", "kbx.run", "method=reference", f"category={category}", f"hardware={hardware}",
             f"eval.workers={workers}", *tasks, f"tracking_uri=sqlite:///{store}",
             f"hydra.run.dir={out / 'hydra' / f'{name}-{k}'}"]  # fmt: skip
+
+
+def _gpus(name: str, gpus: int) -> list[str]:
+    """Both spread over the first `gpus` GPUs of this host (`workers` attempts each)."""
+    if gpus <= 1:
+        return []
+    return ["--gpus", str(gpus)] if name == "eval" else [f"hardware.gpus=[{','.join(map(str, range(gpus)))}]"]
 
 
 def _timed(argv: list[str], log: Path) -> tuple[float, float]:
@@ -125,8 +132,8 @@ def _summarized(report: dict) -> dict:
 def format_overhead_report(report: dict) -> str:
     m, c, r = report["median_s"], report["median_cpu_s"], report["ratio"]
     runs = ", ".join(f"{name} x{len(v)}" for name, v in report["wall_s"].items() if v)
-    lines = [f"{report['n_tasks']} tasks ({report['category']}), {report['workers']} workers, "
-             f"hardware={report['hardware']}; medians of {runs}"]  # fmt: skip
+    lines = [f"{report['n_tasks']} tasks ({report['category']}), {report['workers']} workers x "
+             f"{report['gpus']} GPU(s), hardware={report['hardware']}; medians of {runs}"]  # fmt: skip
     if "eval" in m:
         lines.append(f"{'eval (bare evaluator)':27s} {m['eval']:7.1f} s wall {c['eval']:7.1f} s CPU")
     for name, what in (("run", "kbx.run, new store"), ("run_existing", "kbx.run, existing store")):
