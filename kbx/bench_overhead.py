@@ -28,7 +28,8 @@ COMMANDS = ("eval", "run", "run_existing")
 
 
 def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeats: int,
-                   commands: tuple[str, ...] = COMMANDS, task_ids: tuple[str, ...] = (), gpus: int = 1) -> dict:  # fmt: skip
+                   commands: tuple[str, ...] = COMMANDS, task_ids: tuple[str, ...] = (),
+                   gpus: int = 1) -> dict:  # fmt: skip
     """Time `commands` `repeats` times each. Figures already in `out` for the same category, workers
     and hardware are kept and added to, so a benchmark longer than one sitting (the whole suite) can
     be taken in parts: `--commands eval`, then `--commands run`."""
@@ -41,9 +42,9 @@ def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeat
     existing = out / "existing-store" / "mlflow.db"
     if "run_existing" in commands:
         _create_store(existing)
-    report = {"category": category, "workers": workers, "hardware": hardware, "gpus": gpus, "n_tasks": len(experts), "tasks": experts,
-              "goal_ratio": GOAL_RATIO, "wall_s": {name: [] for name in COMMANDS},
-              "cpu_s": {name: [] for name in COMMANDS}}  # fmt: skip
+    report = {"category": category, "workers": workers, "hardware": hardware, "gpus": gpus,
+              "n_tasks": len(experts), "tasks": experts, "goal_ratio": GOAL_RATIO,
+              "wall_s": {name: [] for name in COMMANDS}, "cpu_s": {name: [] for name in COMMANDS}}  # fmt: skip
     report = _earlier(out / "overhead.json", report)
     for k in range(repeats):
         order = commands if k % 2 == 0 else tuple(reversed(commands))

@@ -106,10 +106,6 @@ class Job:
         from kbx.tracking import Tracker, may_hold_runs
 
         cfg = self.cfg
-        session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
-        journal = InFlightJournal(self.root, "", session["kbx.session"])
-        tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets()),
-                               journal, session)  # fmt: skip
         params = self.params()
         tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": check_backend(cfg), **(tags or {})}
         # A store that does not exist yet holds no run to resume: judging starts while it is created,
@@ -117,6 +113,10 @@ class Job:
         resume = bool(cfg.get("resume", True))
         lookup = resume and may_hold_runs(str(cfg.tracking_uri or ""), self.root)
         before_judging = resume and str(cfg.eval.get("sandbox", NAMESPACES)) == NONE
+        session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
+        journal = InFlightJournal(self.root, "", session["kbx.session"])
+        tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets()),
+                               journal, session)  # fmt: skip
         status, done = "FAILED", {}
         try:
             done = tracking.open(self.run_name(), params, tags, self.tasks, lookup, before_judging)
@@ -149,9 +149,8 @@ class Job:
             records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)
             llm = {**llm_totals(results), **self.budget_totals(fresh)} if self.llm is not None else {}
             stopped = self.budget_stopped(fresh) if self.llm is not None else {}
-            # The seeds are revealed only once every attempt is judged.
-            tracking.finish(summary, {"config.yaml": self.resolved_yaml(), "records.jsonl": records + "\n",
-                                      "summary.txt": text + "\n"}, extra=llm, late_params=seeds, tags=stopped)  # fmt: skip
+            files = {"config.yaml": self.resolved_yaml(), "records.jsonl": records + "\n", "summary.txt": text + "\n"}
+            tracking.finish(summary, files, extra=llm, late_params=seeds, tags=stopped)  # seeds: once all is judged
             self.run_id = tracking.run_id
             status = "FINISHED"
             print(text)
@@ -162,7 +161,8 @@ class Job:
             tracking.end(status)
             have = len({*done, *tracking.logged})
             raise Interrupted(f"MLflow run {tracking.run_id or '(not created)'} marked KILLED with {have} of "
-                              f"{len(self.tasks)} tasks logged; run the same command again to resume it") from None  # fmt: skip
+                              f"{len(self.tasks)} tasks logged; run the same command again to resume it"
+                              ) from None  # fmt: skip
         finally:
             if status == "FAILED":
                 tracking.end(status)

@@ -21,7 +21,8 @@ log = logging.getLogger("kbx")
 
 
 class JobTracking:
-    def __init__(self, make_tracker: Callable[[], Tracker], journal: InFlightJournal, task_tags: dict[str, str]) -> None:
+    def __init__(self, make_tracker: Callable[[], Tracker], journal: InFlightJournal,
+                 task_tags: dict[str, str]) -> None:  # fmt: skip
         self.journal = journal  # bound to the job run's id once it is known
         self.task_tags = task_tags
         self.thread = TrackingThread()
