@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile")
     parser.add_argument("--repeats", type=int, default=1, help="overhead: times each command is run")
     parser.add_argument("--commands", default="eval,run,run_existing",
-                        help="overhead: which to time (figures already in --out are added to)")  # fmt: skip
+                        help="overhead: which to time, of eval, run, run_existing, run_default "
+                             "(figures already in --out are added to)")  # fmt: skip
     args = parser.parse_args(argv)
     if args.what == "overhead":
         from kbx.bench_overhead import COMMANDS, bench_overhead, format_overhead_report

@@ -6,7 +6,9 @@ workers, and times each from start to exit:
 - run: `python -m kbx.run method=reference` (Hydra, preflight, MLflow's job run and a task run
   per task with their params, metrics and artifacts, the summary), with a new tracking store, as
   on a machine's first run (MLflow creates its tables);
-- run_existing: the same with a store that already exists (a later run: it looks for a run to resume).
+- run_existing: the same with a store that already exists (a later run: it looks for a run to resume);
+- run_default (only when asked for): `run` without `eval.workers`, as the README's command is typed:
+  the hardware profile's default workers, next to the tuned setting.
 The goal is a ratio run / eval of at most `GOAL_RATIO`. `--repeats N` runs them N times (`--commands`
 picks some), in reversed order every other time, so drift of a shared machine hits each alike; the
 figures are medians. Each command's CPU seconds (its processes' user + system time) are reported too:
@@ -24,11 +26,14 @@ import time
 from pathlib import Path
 
 GOAL_RATIO = 1.05
-COMMANDS = ("eval", "run", "run_existing")
+COMMANDS = ("eval", "run", "run_existing", "run_default")
+DEFAULT_COMMANDS = ("eval", "run", "run_existing")
+LABELS = {"run": "kbx.run, new store", "run_existing": "kbx.run, existing store",
+          "run_default": "kbx.run, default workers"}  # fmt: skip
 
 
 def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeats: int,
-                   commands: tuple[str, ...] = COMMANDS, task_ids: tuple[str, ...] = (),
+                   commands: tuple[str, ...] = DEFAULT_COMMANDS, task_ids: tuple[str, ...] = (),
                    gpus: int = 1) -> dict:  # fmt: skip
     """Time `commands` `repeats` times each. Figures already in `out` for the same category, workers
     and hardware are kept and added to, so a benchmark longer than one sitting (the whole suite) can
@@ -70,7 +75,7 @@ def _earlier(path: Path, fresh: dict) -> dict:
     if not same:
         raise ValueError(f"{path} holds figures of another benchmark (category, workers, hardware or tasks); "
                          "use another --out")  # fmt: skip
-    return {**fresh, "wall_s": earlier["wall_s"], "cpu_s": earlier["cpu_s"]}
+    return {**fresh, **{key: {**fresh[key], **earlier[key]} for key in ("wall_s", "cpu_s")}}
 
 
 def _argv(name: str, category: str, workers: int, hardware: str, experts: list[str], subset: bool, store: Path,
@@ -82,9 +87,10 @@ def _argv(name: str, category: str, workers: int, hardware: str, experts: list[s
         return [sys.executable, "-m", "kbx.bench", "eval", "--runs", "1", "--workers", str(workers),
                 "--category", category, *tasks]  # fmt: skip
     tasks = [f"task=[{','.join(experts)}]"] if subset else []
+    workers_override = [] if name == "run_default" else [f"eval.workers={workers}"]
     store.parent.mkdir(parents=True, exist_ok=True)
     return [sys.executable, "-m", "kbx.run", "method=reference", f"category={category}", f"hardware={hardware}",
-            f"eval.workers={workers}", *tasks, f"tracking_uri=sqlite:///{store}",
+            *workers_override, *tasks, f"tracking_uri=sqlite:///{store}",
             f"hydra.run.dir={out / 'hydra' / f'{name}-{k}'}"]  # fmt: skip
 
 
@@ -125,8 +131,7 @@ def _create_store(db: Path) -> None:
 def _summarized(report: dict) -> dict:
     medians = {name: statistics.median(v) for name, v in report["wall_s"].items() if v}
     cpu = {name: statistics.median(v) for name, v in report["cpu_s"].items() if v}
-    ratios = {name: medians[name] / medians["eval"] for name in ("run", "run_existing")
-              if name in medians and "eval" in medians}  # fmt: skip
+    ratios = {name: medians[name] / medians["eval"] for name in LABELS if name in medians and "eval" in medians}
     return {**report, "median_s": medians, "median_cpu_s": cpu, "ratio": ratios}
 
 
@@ -137,7 +142,7 @@ def format_overhead_report(report: dict) -> str:
              f"{report['gpus']} GPU(s), hardware={report['hardware']}; medians of {runs}"]  # fmt: skip
     if "eval" in m:
         lines.append(f"{'eval (bare evaluator)':27s} {m['eval']:7.1f} s wall {c['eval']:7.1f} s CPU")
-    for name, what in (("run", "kbx.run, new store"), ("run_existing", "kbx.run, existing store")):
+    for name, what in LABELS.items():
         if name in r:
             verdict = "meets" if r[name] <= report["goal_ratio"] else "misses"
             lines.append(f"{what:27s} {m[name]:7.1f} s wall {c[name]:7.1f} s CPU   {r[name]:.3f}x wall "

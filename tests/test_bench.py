@@ -74,6 +74,8 @@ def test_overhead_bench_gives_both_commands_the_same_tasks(tmp_path):
         run = _argv("run", "activation", 8, "h100", picked, subset, store, tmp_path, 0)
         bench = _argv("eval", "activation", 8, "h100", picked, subset, store, tmp_path, 0)
         assert "eval.workers=8" in run and "hardware=h100" in run and bench[bench.index("--workers") + 1] == "8"
+        default = _argv("run_default", "activation", 8, "h100", picked, subset, store, tmp_path, 0)
+        assert not any(a.startswith("eval.workers") for a in default), "as typed: the profile's workers"
         if subset:
             assert f"task=[{','.join(picked)}]" in run
             assert [bench[i + 1] for i, a in enumerate(bench) if a == "--task"] == picked
