@@ -57,7 +57,8 @@ def bench_overhead(out: Path, category: str, workers: int, hardware: str, repeat
             n = len(report["wall_s"][name])  # this command's run number, over every sitting
             store = existing if name == "run_existing" else out / f"new-store-{n}" / "mlflow.db"
             subset = bool(task_ids) or len(experts) < len(in_category)
-            argv = _argv(name, category, workers, hardware, experts, subset, store, out, n) + _gpus(name, gpus)
+            argv = _argv(name, category, workers, hardware, experts, subset, store, out, n)
+            argv += _gpus(name, gpus) if hardware != "cpu" else []
             wall_s, cpu_s = _timed(argv, out / f"{name}-{n}.log")
             report["wall_s"][name].append(wall_s)
             report["cpu_s"][name].append(cpu_s)
@@ -95,10 +96,11 @@ def _argv(name: str, category: str, workers: int, hardware: str, experts: list[s
 
 
 def _gpus(name: str, gpus: int) -> list[str]:
-    """Both spread over the first `gpus` GPUs of this host (`workers` attempts each)."""
-    if gpus <= 1:
-        return []
-    return ["--gpus", str(gpus)] if name == "eval" else [f"hardware.gpus=[{','.join(map(str, range(gpus)))}]"]
+    """Both on the first `gpus` GPUs of this host (`workers` attempts each). kbx.run is always told
+    which: by default it takes every GPU of the model (hardware.gpus=all), kbx.bench eval one."""
+    if name == "eval":
+        return ["--gpus", str(gpus)] if gpus > 1 else []
+    return [f"hardware.gpus=[{','.join(map(str, range(gpus)))}]"]
 
 
 def _timed(argv: list[str], log: Path) -> tuple[float, float]:
