@@ -1,6 +1,7 @@
 """`python -m kbx.bench eval`: how fast and how repeatable the evaluator is, on this machine.
 (`python -m kbx.bench llm`: whether generation overlaps evaluation; see kbx.bench_llm.
-`python -m kbx.bench table RESULTS.json ...`: docs/EXPERTS.md from eval results; see kbx.bench_table.)
+`python -m kbx.bench table RESULTS.json ...`: docs/EXPERTS.md from eval results; see kbx.bench_table.
+`python -m kbx.bench overhead`: what kbx.run costs over this benchmark; see kbx.bench_overhead.)
 
 Judges every expert kernel (`--method inductor`: torch.compile of every such task's reference instead;
 the report's `method` says which) (the full pipeline: worker, judge, timing) in `--runs` separate
@@ -35,24 +36,28 @@ HEARTBEAT_S = 20.0
 # is queueing for windows.
 STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "gpu_wait_s", "baseline_s", "time_s", "exclusive_s")
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
+OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
-    parser.add_argument("what", choices=["eval", "llm", "table", "sandbox", "quiet"],
+    parser.add_argument("what", choices=["eval", "llm", "table", "sandbox", "quiet", "overhead"],
                         help="eval: the evaluator; llm: generation/evaluation overlap; "
                              "table: docs/EXPERTS.md from eval --json files (kbx.bench_table); "
                              "sandbox: the sandbox's cost per attempt; "
-                             "quiet: honest kernels' verdicts beside background GPU work (GPU)")  # fmt: skip
+                             "quiet: honest kernels' verdicts beside background GPU work (GPU); "
+                             "overhead: kbx.run's wall time over eval's on the same tasks")  # fmt: skip
     parser.add_argument("results", nargs="*", help="table: results files of eval --json (experts, and inductor)")
-    parser.add_argument("--out", default="", help="table: write the markdown here (default: print it)")
+    parser.add_argument("--out", default="", help="table: write the markdown here (default: print it); "
+                                                  "overhead: directory for logs and overhead.json "
+                                                  f"(default {OVERHEAD_OUT})")  # fmt: skip
     parser.add_argument("--method", default="reference", choices=["reference", "inductor"],
                         help="eval: judge the expert kernels (reference) or torch.compile of the references")
     parser.add_argument("--mode", default="default", help="eval --method inductor: torch.compile mode")
     parser.add_argument("--pairs", type=int, default=20, help="sandbox: paired attempts (with and without)")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4, help="attempts in flight per GPU")
-    parser.add_argument("--gpus", type=int, default=1, help="eval: GPUs of this host to spread attempts over")
+    parser.add_argument("--gpus", type=int, default=1, help="eval, overhead: GPUs of this host to spread attempts over")
     parser.add_argument("--limit", type=int, default=0, help="eval: at most this many kernels (categories interleaved)")
     parser.add_argument("--category", default="all")
     parser.add_argument("--task", action="append", default=[])
@@ -66,7 +71,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate-limited", type=float, default=0.0, help="llm: share of calls answered 429 once")
     parser.add_argument("--retry-after", type=float, default=0.0, help="llm: the 429s' Retry-After seconds (0: none)")
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
+    parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile")
+    parser.add_argument("--repeats", type=int, default=1, help="overhead: times each command is run")
+    parser.add_argument("--commands", default="eval,run,run_existing",
+                        help="overhead: which to time, of eval, run, run_existing, run_default "
+                             "(figures already in --out are added to)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.what == "overhead":
+        from kbx.bench_overhead import COMMANDS, bench_overhead, format_overhead_report
+
+        commands = tuple(c for c in args.commands.split(",") if c)
+        if not commands or not set(commands) <= set(COMMANDS):
+            parser.error(f"--commands: a comma-separated choice of {', '.join(COMMANDS)}")
+        out = Path(args.out or OVERHEAD_OUT)
+        report = bench_overhead(out, args.category, args.workers, args.hardware, args.repeats, commands,
+                                tuple(args.task), args.gpus)
+        print(format_overhead_report(report))
+        return 0
     if args.what == "table":
         from kbx.bench_table import TableError, write_table
 

@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hardware", default="auto", help="cpu, auto (detect the GPU), or a profile name")
     parser.add_argument("--force", action="store_true", help="label results with --hardware even if that GPU is absent")
     parser.add_argument("--json", dest="json_out", default="", help="write the records here (default: stdout)")
-    parser.add_argument("--workers", type=int, default=2, help="attempts judged concurrently")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="attempts judged concurrently (default: the hardware profile's eval_defaults: "
+                             "8 on an H100, 2 on the CPU)")  # fmt: skip
     parser.add_argument("--timeout", type=float, default=None,
                         help=f"seconds per attempt for correctness (default {DEFAULT_CHECK_TIMEOUT_S:g} on a GPU, "
                              "5x that under the CPU interpreter; see kbx/eval/limits.py)")  # fmt: skip
@@ -67,7 +69,7 @@ class Plan:
 def prepare(args) -> Plan:
     if args.json_out:
         preflight.check_output_file(args.json_out, "--json")
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be a positive integer, got {args.workers}")
     if args.timeout is not None and not args.timeout > 0:
         raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
@@ -78,7 +80,8 @@ def prepare(args) -> Plan:
     requested = profiles.get(args.hardware) or hw.Hardware(name="auto", kind="auto")
     hardware = hw.resolve(requested, profiles, force=args.force, options=CLI_OPTIONS)
     check_s = args.timeout if args.timeout is not None else scaled_timeout_s(DEFAULT_CHECK_TIMEOUT_S, hardware.device)
-    settings = EvalSettings(device=hardware.device, gpu_index=hardware.gpu_index, workers=args.workers,
+    workers = args.workers if args.workers is not None else int(hw.eval_defaults(hardware)["workers"])
+    settings = EvalSettings(device=hardware.device, gpu_index=hardware.gpu_index, workers=workers,
                             check_timeout_s=check_s, sandbox=args.sandbox,
                             time_timeout_s=scaled_timeout_s(DEFAULT_TIME_TIMEOUT_S, hardware.device))  # fmt: skip
     tasks = discover()  # seconds: every task's spec is loaded, so after the cheap checks

@@ -61,6 +61,19 @@ def load_profiles() -> dict[str, Hardware]:
             if p.stem != "auto"}  # fmt: skip
 
 
+def eval_defaults(hardware: Hardware) -> dict:
+    """The evaluator's defaults (`eval_defaults` of conf/hardware/*.yaml) for the hardware judging: the
+    CPU's where evaluation runs on the CPU (a forced GPU label without a GPU too), the profile's for a
+    known GPU, and auto.yaml's for a GPU that has no profile."""
+    import yaml
+
+    name = "cpu" if hardware.device == "cpu" else hardware.name
+    path = PROFILES_DIR / f"{name}.yaml"
+    if name == "auto" or not path.is_file():
+        path = PROFILES_DIR / "auto.yaml"
+    return dict(yaml.safe_load(path.read_text()).get("eval_defaults") or {})
+
+
 def detect_gpus() -> list[str]:
     """NVML names of the GPUs present; [] when NVML or a GPU is absent."""
     try:

@@ -23,16 +23,32 @@ JOURNAL_DIR = Path(".kbx_cache") / "inflight"
 
 
 class InFlightJournal:
+    """The journal of one job run. A new job's run id comes from the tracking store, which a job does
+    not wait for before judging (kbx.tracking_thread): events until `bind(run_id)` are kept in memory
+    and written then. A driver that dies before that leaves no job run to resume, so nothing to blame."""
+
     def __init__(self, root: Path, run_id: str, session: str) -> None:
-        self.path = root / JOURNAL_DIR / f"{run_id}.jsonl"
+        self.root = root
+        self.path: Path | None = None
+        self.unwritten: list[str] = []  # lines of events before the run id was known
         self.session = session
         self.started_here: set[str] = set()
         self.lock = threading.Lock()
+        if run_id:
+            self.bind(run_id)
+
+    def bind(self, run_id: str) -> None:
+        """The job run's id is known: the journal is its file from now on, with the events kept so far."""
+        with self.lock:  # held while writing: the kept events go first, in order
+            self.path = self.root / JOURNAL_DIR / f"{run_id}.jsonl"
+            if self.unwritten:
+                self._write(self.path, "".join(self.unwritten))
+            self.unwritten = []
 
     def deaths(self) -> dict[str, int]:
         """Task id -> how many earlier sessions ended while its attempts were being judged."""
         last: dict[tuple[str, str], str] = {}  # (task, session) -> its last event
-        if self.path.is_file():
+        if self.path is not None and self.path.is_file():
             for line in self.path.read_text().splitlines():
                 try:
                     event = json.loads(line)
@@ -59,12 +75,20 @@ class InFlightJournal:
         self._append("finished", task_id)
 
     def _append(self, event: str, task_id: str) -> None:
-        """One write(2) per line, so a killed driver leaves whole lines (the kernel keeps them)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"event": event, "task": task_id, "session": self.session}) + "\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        with self.lock:
+            if self.path is None:
+                self.unwritten.append(line)
+            else:
+                self._write(self.path, line)
+
+    @staticmethod
+    def _write(path: Path, lines: str) -> None:
+        """One write(2) per call, so a killed driver leaves whole lines (the kernel keeps them)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
-            os.write(fd, line.encode())
+            os.write(fd, lines.encode())
         finally:
             os.close(fd)
 

@@ -36,7 +36,7 @@ from kbx.loop import Judged, TaskResult, proposers, run_suite
 from kbx.summary import summarize, table
 from kbx.tasks.registry import discover, select
 from kbx.tasks.spec import TaskInfo
-from kbx.worker.sandbox import NAMESPACES
+from kbx.worker.sandbox import NAMESPACES, NONE
 
 log = logging.getLogger("kbx")
 
@@ -71,6 +71,7 @@ class Job:
             hardware = hw.from_config(cfg.hardware)
         else:
             hardware = hw.resolve(hw.from_config(cfg.hardware), hw.load_profiles(), force=bool(cfg.hardware.get("force")))
+        apply_eval_defaults(cfg, hardware)
         all_tasks = discover()
         ids = [cfg.task] if isinstance(cfg.task, str) else list(cfg.task or [])
         tasks = select(all_tasks, ids, cfg.category.name)
@@ -101,34 +102,30 @@ class Job:
             return self._run(evaluator, tags, on_round_done)
 
     def _run(self, evaluator, tags: dict[str, str] | None, on_round_done) -> dict[str, float]:
-        from kbx.tracking import Tracker
+        from kbx.job_tracking import JobTracking
+        from kbx.tracking import Tracker, may_hold_runs
 
         cfg = self.cfg
-        tracker = Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets())
         params = self.params()
         tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": check_backend(cfg), **(tags or {})}
-        parent = tracker.find_resumable(params, tags) if cfg.get("resume", True) else None
-        done: dict = {}
-        if parent:
-            done = tracker.finished_tasks(parent, self.tasks)
-            tracker.reopen(parent, {**tags, "kbx.resumed_tasks": str(len(done))})
-            log.info("resuming MLflow run %s: %d of %d tasks already done", parent, len(done), len(self.tasks))
-        else:
-            parent = tracker.start_parent(self.run_name(), params, tags)
-        self.run_id = parent
-        log.info("MLflow run %s in %s", parent, tracker.uri)
+        # A store that does not exist yet holds no run to resume: judging starts while it is created,
+        # unless a candidate could take the driver down before its run exists (kbx.job_tracking).
+        resume = bool(cfg.get("resume", True))
+        lookup = resume and may_hold_runs(str(cfg.tracking_uri or ""), self.root)
+        before_judging = resume and str(cfg.eval.get("sandbox", NAMESPACES)) == NONE
         session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
-        journal = InFlightJournal(self.root, parent, session["kbx.session"])
-        evaluator = JournaledEvaluator(evaluator, journal)
-        logged = []
-
-        def log_task(result) -> None:
-            tracker.log_task(parent, result, cfg.method.name, self.hardware, tags=session)
-            journal.finished(result.task.id)
-            logged.append(result.task.id)
-
-        status = "FAILED"
+        journal = InFlightJournal(self.root, "", session["kbx.session"])
+        tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets()),
+                               journal, session)  # fmt: skip
+        status, done = "FAILED", {}
         try:
+            done = tracking.open(self.run_name(), params, tags, self.tasks, lookup, before_judging)
+            self.run_id = tracking.run_id
+            evaluator = JournaledEvaluator(evaluator, journal)
+
+            def log_task(result) -> None:
+                tracking.log_task(result, cfg.method.name, self.hardware)
+
             for result in quarantined([t for t in self.tasks if t.id not in done], journal, evaluator.settings):
                 log_task(result)
                 done[result.task.id] = result
@@ -145,43 +142,51 @@ class Job:
                                   halt=budget.reached if budget else None, judging=self.judging())  # fmt: skip
                 seeds = {"public_seeds": ",".join(map(str, evaluator.settings.public_seeds)),
                          "secret_seed": evaluator.secret_seed if evaluator.secret_seed is not None else "none"}  # fmt: skip
-            tracker.log_new_params(parent, seeds)  # revealed only once every attempt is judged
-            tracker.drop_unfinished_children(parent)
             by_id = {**done, **{r.task.id: r for r in fresh}}
             results = [by_id[t.id] for t in self.tasks]
             summary = summarize(results)
             text = table(results)
             records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)
-            llm = {**llm_totals(results), **self.budget_totals(tracker, parent, fresh)} if self.llm is not None else {}
-            tracker.finish_parent(parent, summary, {"config.yaml": self.resolved_yaml(),
-                                                    "records.jsonl": records + "\n", "summary.txt": text + "\n"},
-                                  extra=llm)  # fmt: skip
+            llm = {**llm_totals(results), **self.budget_totals(fresh)} if self.llm is not None else {}
+            stopped = self.budget_stopped(fresh) if self.llm is not None else {}
+            files = {"config.yaml": self.resolved_yaml(), "records.jsonl": records + "\n", "summary.txt": text + "\n"}
+            tracking.finish(summary, files, extra=llm, late_params=seeds, tags=stopped)  # seeds: once all is judged
+            self.run_id = tracking.run_id
             status = "FINISHED"
             print(text)
-            print(f"Compare the jobs in the MLflow UI{_ui_hint(tracker.uri)}: {tracker.jobs_url()}")
+            print(f"Compare the jobs in the MLflow UI{_ui_hint(tracking.tracker.uri)}: {tracking.tracker.jobs_url()}")
             return {**summary, **llm}
         except KeyboardInterrupt:
             status = "KILLED"
-            have = len({*done, *logged})
-            raise Interrupted(f"MLflow run {parent} marked KILLED with {have} of {len(self.tasks)} tasks logged; "
-                              "run the same command again to resume it") from None  # fmt: skip
+            tracking.end(status)
+            have = len({*done, *tracking.logged})
+            raise Interrupted(f"MLflow run {tracking.run_id or '(not created)'} marked KILLED with {have} of "
+                              f"{len(self.tasks)} tasks logged; run the same command again to resume it"
+                              ) from None  # fmt: skip
         finally:
-            if status != "FINISHED":
-                tracker.client.set_terminated(parent, status)
+            if status == "FAILED":
+                tracking.end(status)
+            self.run_id = tracking.run_id
+            tracking.close()
 
-    def budget_totals(self, tracker, parent: str, fresh: list) -> dict[str, float]:
-        """How far the job got against its caps; when one was reached, the parent run's tag
-        `kbx.stopped` and a warning say which, and how many tasks never got a proposal."""
+    def budget_totals(self, fresh: list) -> dict[str, float]:
+        """How far the job got against its caps (none: {})."""
         budget = self.llm.budget
         if not budget.caps.any:
             return {}
         totals = budget.totals()
         totals["budget_tasks_not_started"] = float(sum(not r.calls for r in fresh))
-        reason = budget.reached()
-        if reason:
-            tracker.client.set_tag(parent, "kbx.stopped", reason)
-            log.warning("%s: %d tasks never got a proposal", reason, int(totals["budget_tasks_not_started"]))
         return totals
+
+    def budget_stopped(self, fresh: list) -> dict[str, str]:
+        """When a cap was reached: the job run's tag `kbx.stopped` says which, and a warning how many
+        tasks never got a proposal."""
+        budget = self.llm.budget
+        reason = budget.reached() if budget.caps.any else ""
+        if not reason:
+            return {}
+        log.warning("%s: %d tasks never got a proposal", reason, sum(not r.calls for r in fresh))
+        return {"kbx.stopped": reason}
 
     def judging(self) -> int:
         """Tasks handed to the evaluator at once: its workers over every GPU (Ray actor)."""
@@ -280,6 +285,15 @@ class Job:
             "triton_version": triton.__version__,
             "python_version": platform.python_version(),
         }
+
+
+def apply_eval_defaults(cfg: DictConfig, hardware: hw.Hardware) -> None:
+    """The evaluator's defaults of the hardware that judges (kbx.hardware.eval_defaults) for each `eval`
+    key the command line left to the profile (still `${hardware.eval_defaults.KEY}`): composing
+    hardware=auto can only give auto.yaml's, the GPU found decides."""
+    for key, value in hw.eval_defaults(hardware).items():
+        if key in cfg.eval and OmegaConf.is_interpolation(cfg.eval, key):
+            cfg.eval[key] = value
 
 
 def quarantined(tasks: list[TaskInfo], journal: InFlightJournal, settings: EvalSettings) -> list:

@@ -50,11 +50,20 @@ UNFINISHED = ("RUNNING", "FAILED", "KILLED", "SCHEDULED")
 RETRY_ENV = "KBX_TRACKING_RETRY_S"
 RETRY_DEFAULT_S = 120.0
 METRICS_PER_BATCH = 900  # MLflow accepts at most 1000 metrics in one batch
+CREATING_SUFFIX = ".creating-"  # a new sqlite store while MLflow creates its tables (then renamed)
 ROUND_PREFIX = "round_"  # a task run's series of each round's own attempt (the plain names: best so far)
 
 
 def default_tracking_uri(root: Path) -> str:
     return f"sqlite:///{(root / DEFAULT_STORE_DIR / DB_FILE).resolve()}"
+
+
+def may_hold_runs(tracking_uri: str, root: Path) -> bool:
+    """False only for a sqlite store whose file does not exist yet (it holds no run to resume)."""
+    uri = tracking_uri or default_tracking_uri(root)
+    if not uri.startswith("sqlite:///"):
+        return True
+    return Path(uri.removeprefix("sqlite:///")).exists()
 
 
 def experiment_artifact_location(tracking_uri: str, name: str) -> str | None:
@@ -77,6 +86,8 @@ class Tracker:
         self.uri = tracking_uri
         retry_s = float(os.environ.get(RETRY_ENV, RETRY_DEFAULT_S))
         with _sqlite_init_lock(tracking_uri):  # the client creates a new store's tables
+            if not may_hold_runs(tracking_uri, root):
+                _create_sqlite_store(Path(tracking_uri.removeprefix("sqlite:///")))
             self.client = Retrying(MlflowClient(tracking_uri=tracking_uri), retry_s)  # waits out a store outage
             self.experiment_id = self._experiment(experiment)
             self.tasks_experiment_id = self._experiment(mlflow_ui.tasks_experiment(experiment))
@@ -242,12 +253,8 @@ class Tracker:
         """`summary` (kbx.summary's figures) goes under the headline prefix, `extra` (LLM totals) as named."""
         values = {**mlflow_ui.headline(summary), **(extra or {})}
         self._metrics(run_id, [_metric(k, v, 0) for k, v in values.items() if not math.isnan(v)])
-        for path, text in artifacts.items():
-            self._text(run_id, text, path)
+        self._files(run_id, artifacts)
         self.client.set_terminated(run_id, status)
-
-    def _text(self, run_id: str, text: str, path: str) -> None:
-        self.client.log_text(run_id, redact(text, self.secrets), path)
 
     def _files(self, run_id: str, files: dict[str, str]) -> None:
         """Text files (path -> text), redacted, uploaded as one directory: one call, not one a file."""
@@ -306,6 +313,19 @@ def _sqlite_init_lock(tracking_uri: str):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _create_sqlite_store(db: Path) -> None:
+    """MLflow creates a new store's tables (seconds of schema migrations) in a file beside it, renamed
+    into place once whole: a driver killed meanwhile leaves no half-made store that every later run
+    would fail to open, only a leftover that the next creation removes (the caller holds the lock)."""
+    from mlflow.tracking import MlflowClient
+
+    for stale in db.parent.glob(f"{db.name}{CREATING_SUFFIX}*"):
+        stale.unlink(missing_ok=True)
+    creating = db.with_name(f"{db.name}{CREATING_SUFFIX}{os.getpid()}")
+    MlflowClient(tracking_uri=f"sqlite:///{creating}").search_experiments()
+    os.replace(creating, db)
 
 
 def _task_files(result: TaskResult) -> dict[str, str]:

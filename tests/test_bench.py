@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kbx.bench import exclusive_share, repeatability, summarize, summary_data
 
 
@@ -58,3 +60,27 @@ def test_the_quiet_report_gives_each_neighbours_change():
     assert report["thread"]["noisy"]["status"] == "hidden_work"
     assert abs(report["thread"]["beside"][0]["change_pct"] - 100 * 0.0953101798) < 1e-6  # |log 1.1|
     assert "Math/add ok 1.100x (+9.5 %)" in format_quiet_report(report)
+
+
+def test_overhead_bench_gives_both_commands_the_same_tasks(tmp_path):
+    """Both commands judge the same tasks: a whole category as the user types it, or the tasks
+    picked (or a category's tasks with an expert kernel, which kbx.bench eval keeps to) by id."""
+    from kbx.bench_overhead import _argv, _summarized
+    from kbx.tasks import discover, select
+
+    store = tmp_path / "s" / "mlflow.db"
+    experts = [t.id for t in select(discover(), [], "activation") if t.expert_path]
+    for subset, picked in ((False, experts), (True, experts[:2])):
+        run = _argv("run", "activation", 8, "h100", picked, subset, store, tmp_path, 0)
+        bench = _argv("eval", "activation", 8, "h100", picked, subset, store, tmp_path, 0)
+        assert "eval.workers=8" in run and "hardware=h100" in run and bench[bench.index("--workers") + 1] == "8"
+        default = _argv("run_default", "activation", 8, "h100", picked, subset, store, tmp_path, 0)
+        assert not any(a.startswith("eval.workers") for a in default), "as typed: the profile's workers"
+        if subset:
+            assert f"task=[{','.join(picked)}]" in run
+            assert [bench[i + 1] for i, a in enumerate(bench) if a == "--task"] == picked
+        else:
+            assert not any(a.startswith("task=") for a in run) and "--task" not in bench
+    report = _summarized({"wall_s": {"eval": [60.0, 62.0], "run": [63.0, 64.0], "run_existing": [61.0, 61.5]},
+                          "cpu_s": {"eval": [1.0], "run": [2.0], "run_existing": [1.5]}})  # fmt: skip
+    assert report["ratio"]["run"] == pytest.approx(63.5 / 61.0)

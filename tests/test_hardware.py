@@ -67,3 +67,43 @@ def test_every_gpu_of_the_model_by_default(profiles):
     assert resolve(Hardware(name="auto", kind="auto", gpus=h100.gpus), profiles, gpus=[H100_NAME] * 4).indices == (
         0, 1, 2, 3)  # fmt: skip
     assert resolve(h100, profiles, force=True, gpus=[]).indices == (0,)
+
+
+# ----- the evaluator's defaults per hardware profile (conf/hardware/*.yaml, eval_defaults) ----------
+
+
+def composed(*overrides: str):
+    from kbx.sweeps.compose import compose
+
+    return compose(list(overrides))
+
+
+def test_composed_eval_workers_follow_the_profile_and_the_command_line_wins():
+    assert composed("hardware=cpu").eval.workers == 2
+    assert composed("hardware=h100").eval.workers == 8
+    assert composed("hardware=h200").eval.workers == 8
+    assert composed("hardware=h100", "eval.workers=3").eval.workers == 3
+    assert composed("hardware=cpu", "eval.workers=5").eval.workers == 5
+
+
+@pytest.mark.parametrize(
+    ("gpus", "overrides", "workers"),
+    [([H100_NAME], [], 8), ([], [], 2), (["NVIDIA Mystery 9000"], [], 8), ([H100_NAME], ["eval.workers=3"], 3),
+     ([], ["eval.workers=5"], 5)],
+)  # fmt: skip
+def test_hardware_auto_takes_the_detected_profiles_defaults(profiles, gpus, overrides, workers):
+    """hardware=auto composes auto.yaml's defaults; the GPU found (or none) decides, unless the
+    command line named a value."""
+    from kbx import hardware as hw
+    from kbx.job import apply_eval_defaults
+
+    cfg = composed("hardware=auto", *overrides)
+    apply_eval_defaults(cfg, resolve(hw.from_config(cfg.hardware), profiles, gpus=gpus))
+    assert cfg.eval.workers == workers
+
+
+def test_a_forced_gpu_label_without_a_gpu_judges_with_the_cpus_defaults(profiles):
+    from kbx.hardware import eval_defaults
+
+    assert eval_defaults(resolve(profiles["h100"], profiles, force=True, gpus=[])) == {"workers": 2}
+    assert eval_defaults(resolve(profiles["h100"], profiles, gpus=[H100_NAME])) == {"workers": 8}

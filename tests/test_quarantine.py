@@ -43,6 +43,22 @@ def test_journal_counts_sessions_that_died_with_the_task(tmp_path):
     assert InFlightJournal(tmp_path, "run", "e").deaths() == {"T/poison": 2}
 
 
+
+def test_journal_keeps_events_until_the_run_id_is_known(tmp_path):
+    """A new job judges before its run exists (kbx.tracking_thread): the events are written, in order,
+    once it does, so a death after that blames the task."""
+    journal = InFlightJournal(tmp_path, "", "a")
+    journal.started("T/poison")
+    journal.started("T/honest")
+    journal.judged("T/honest")
+    assert journal.deaths() == {} and not (tmp_path / ".kbx_cache").exists()
+    journal.bind("run")
+    journal.finished("T/honest")
+    assert InFlightJournal(tmp_path, "run", "b").deaths() == {"T/poison": 1}
+    events = [line.split('"event": "')[1].split('"')[0] for line in journal.path.read_text().splitlines()]
+    assert events == ["started", "started", "judged", "finished"]
+
+
 @pytest.mark.serial  # failed beside other files under pytest-xdist (another task judged with it): run alone
 def test_a_driver_killing_kernel_is_quarantined_and_the_job_finishes(kbx_cli, tmp_path):
     import mlflow

@@ -132,3 +132,18 @@ def test_make_ui_prints_the_link_to_the_jobs_or_says_there_are_none(tmp_path):
                                          f"{tracker.experiment_id}/runs?workflowType=machine_learning&viewStateShareKey=kbx")  # fmt: skip
     assert jobs_link(uri, "other", 5001) == (f"kbx: no experiment named 'other' in {uri} yet; the UI lists what "
                                              "there is: http://127.0.0.1:5001")  # fmt: skip
+
+
+def test_a_new_sqlite_store_appears_whole_and_leftovers_of_a_killed_creation_go(tmp_path):
+    """MLflow's table creation happens beside the store and is renamed into place: a driver killed
+    during it leaves only a `.creating-` file, which the next creation removes."""
+    from kbx.tracking import CREATING_SUFFIX, may_hold_runs
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    leftover = tmp_path / f"mlflow.db{CREATING_SUFFIX}12345"
+    leftover.write_bytes(b"SQLite format 3\x00 cut short")
+    assert not may_hold_runs(uri, tmp_path)
+    tracker = Tracker(uri, "t", tmp_path)
+    assert may_hold_runs(uri, tmp_path) and not leftover.exists()
+    assert not list(tmp_path.glob(f"*{CREATING_SUFFIX}*"))
+    assert tracker.client.get_experiment(tracker.experiment_id).name == "t"
