@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from kbx.eval import timing_policy, workdirs
 from kbx.eval.attempt import AttemptRun, tail
 from kbx.eval.isolation import require_sandbox
-from kbx.eval.processes import JudgeClient, JudgePool, ZygoteClient
+from kbx.eval.processes import JudgeClient, JudgePool, ZygoteClient, close_all
 from kbx.eval.record import EvalRecord, Status
 from kbx.eval.sandbox_env import protect_process
 from kbx.eval.scheduler import FreezeFailed, GpuScheduler
@@ -134,9 +134,7 @@ class Evaluator:
         self.close()
 
     def close(self) -> None:
-        self.zygote.close()
-        self.judges.close()
-        self.timer.close()
+        close_all([self.zygote, *self.judges.clients, self.timer])
         if not self.settings.keep_jobs:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
