@@ -17,6 +17,7 @@ import pytest
 from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
 from kbx.eval.record import Status
 from kbx.tasks import discover
+from tests.conftest import REPO
 
 EXPERT_PATHS = {t.id: t.expert_path for t in discover().values() if t.expert_path}
 EXPERTS = sorted(EXPERT_PATHS)
@@ -137,4 +138,11 @@ def test_expert_jit_reads_only_constexpr_globals(task_id):
     """A plain module-level float read inside a kernel passes the interpreter but fails to compile on the GPU
     ("Cannot access global variable ... from within @jit'ed function")."""
     found = jit_global_reads(Path(EXPERT_PATHS[task_id]).read_text())
+    assert not found, "make these module-level globals tl.constexpr(...): " + "; ".join(found)
+
+
+@pytest.mark.parametrize("module", sorted((REPO / "kbx" / "experts").glob("*.py")), ids=lambda p: p.name)
+def test_shared_expert_kernels_read_only_constexpr_globals(module):
+    """The same check for the kernels several experts share (kbx/experts)."""
+    found = jit_global_reads(module.read_text())
     assert not found, "make these module-level globals tl.constexpr(...): " + "; ".join(found)
