@@ -82,3 +82,76 @@ def test_freeze_of_a_gone_process_is_empty():
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     assert freezer.freeze([proc.pid]) == set()
+
+
+# A sandboxed candidate that leaves two spinning processes behind - one in a session of its own,
+# one double-forked (reparented to the worker, its PID namespace's init) - then hangs in its entry.
+SANDBOXED = """
+import os, subprocess, sys, time
+
+MARK = "{mark}"
+subprocess.Popen([sys.executable, "-c", "# " + MARK + "\\nwhile True: pass"], start_new_session=True)
+if os.fork() == 0:
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", "# " + MARK + "\\nwhile True: pass"])
+    os._exit(0)
+
+
+def scale_add(input, other):
+    time.sleep(600)
+"""
+APPEAR_S = 60.0
+
+
+def _marked(mark: str) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if mark.encode() in f.read():
+                        pids.append(int(entry))
+            except OSError:
+                continue
+    return pids
+
+
+def test_the_zygote_freezes_a_sandboxed_candidates_whole_tree():
+    """Through the real zygote and sandbox (as CI runs them: an unprivileged user, so the zygote
+    reads its tree through a /proc of its own PID namespace): every process the candidate left, an
+    escaped session and a double fork included, stops on freeze and runs again on thaw."""
+    import threading
+    import uuid
+
+    from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.tasks import discover
+    from tests.conftest import FIXTURE_TASKS
+
+    mark = f"kbx-freeze-test-{uuid.uuid4().hex[:8]}"
+    task = discover(str(FIXTURE_TASKS))["Math/zoo_scale_add"]
+    with Evaluator(EvalSettings(device="cpu", tasks_dir=str(FIXTURE_TASKS), workers=1, check_timeout_s=300)) as ev:
+        thread = threading.Thread(target=ev.evaluate_one, args=(Attempt(task, SANDBOXED.format(mark=mark), "f"),))
+        thread.start()
+        deadline = time.monotonic() + APPEAR_S
+        while len(pids := _marked(mark)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        try:
+            assert len(pids) == 2, pids
+            assert ev.zygote.freeze(set())
+            time.sleep(0.3)
+            assert [_state(p) for p in pids] == ["T", "T"]
+            before = [_cpu_ticks(p) for p in pids]
+            time.sleep(0.3)
+            assert [_cpu_ticks(p) for p in pids] == before
+            ev.zygote.thaw()
+            time.sleep(0.5)
+            assert all(_state(p) != "T" for p in pids) and all(
+                _cpu_ticks(p) > b for p, b in zip(pids, before, strict=True))  # fmt: skip
+        finally:
+            for job_id in list(ev.active):
+                ev.zygote.kill(job_id)
+            thread.join(timeout=60)
+    deadline = time.monotonic() + 10
+    while _marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _marked(mark)  # they died with the worker, their namespace's init
