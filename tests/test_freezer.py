@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+
+import pytest
 
 from kbx.worker import freezer
 
@@ -155,3 +158,41 @@ def test_the_zygote_freezes_a_sandboxed_candidates_whole_tree():
     while _marked(mark) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _marked(mark)  # they died with the worker, their namespace's init
+
+
+UNPRIVILEGED = """
+import os, signal, sys, time
+from kbx.worker import freezer
+from kbx.worker.sandbox import IsolatedForker
+
+forker = IsolatedForker()  # not root: the zygote's own user and PID namespaces, and their /proc
+worker = forker.fork()
+if worker == 0:  # PID 1 of a fresh namespace, as a worker is
+    if os.fork() == 0:
+        os.setsid()
+        while True:
+            pass
+    while True:
+        pass
+time.sleep(1.0)
+members = freezer.tree(worker)
+stopped = freezer.freeze([worker])
+time.sleep(0.3)
+states = [open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] for p in members]
+freezer.thaw(stopped)
+os.kill(worker, signal.SIGKILL)
+print(len(members), sorted(stopped) == sorted(members), " ".join(states))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("runuser") or not os.access("/usr/bin/python3", os.X_OK),
+                    reason="needs root, runuser and a system python3 to run as another user")  # fmt: skip
+def test_an_unprivileged_zygote_walks_its_own_namespace():
+    """As a user other than root the zygote's pids are those of its own PID namespace; it mounts a
+    /proc of that namespace, so the tree it walks is its workers' and not some host process's."""
+    from tests.conftest import REPO
+
+    done = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-c", UNPRIVILEGED],
+                          capture_output=True, text=True, cwd="/", env={"PYTHONPATH": str(REPO), "PATH": os.environ["PATH"]},
+                          timeout=60)  # fmt: skip
+    assert done.stdout.split() == ["2", "True", "T", "T"], done.stdout + done.stderr
