@@ -25,6 +25,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without it
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, with the long tests handed out first (tests/xdist_schedule.py)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from tests.xdist_schedule import FilesAndUnits
+
+    return FilesAndUnits(config, log)
+
+
 @pytest.fixture
 def kbx_cli(tmp_path):
     """Run a kbx module as a subprocess in the repo; returns (returncode, stdout, stderr)."""

@@ -4,6 +4,9 @@ Under the interpreter some constructs cannot run (bf16 arithmetic, libdevice, au
 experts may come back `unsupported_on_cpu` but never as wrong. The interpreter also lets a @triton.jit
 function read any module-level global, which the GPU compiler refuses unless the global is a
 `tl.constexpr(...)`; a static check catches that on CPU.
+
+Each test judges its own expert (one Evaluator per test process serves them all), so `make test`
+can spread the interpreter's minutes over its processes (tests/xdist_schedule.py).
 """
 
 from __future__ import annotations
@@ -23,15 +26,14 @@ EXPERT_PATHS = {t.id: t.expert_path for t in discover().values() if t.expert_pat
 EXPERTS = sorted(EXPERT_PATHS)
 
 
-@pytest.fixture(scope="module")
-def expert_records():
+@pytest.fixture(scope="session")
+def expert_evaluator():
+    """One Evaluator per test process, kept for the session: its experts may come between other files' tests."""
     import torch
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    tasks = discover()
-    attempts = [Attempt(tasks[i], Path(tasks[i].expert_path).read_text(), "expert") for i in EXPERTS]
-    with Evaluator(EvalSettings(device=device, workers=2)) as ev:
-        return dict(zip(EXPERTS, ev.evaluate(attempts), strict=True))
+    with Evaluator(EvalSettings(device=device, workers=1)) as ev:
+        yield ev
 
 
 def test_at_least_ten_experts_including_the_required_ones():
@@ -42,8 +44,9 @@ def test_at_least_ten_experts_including_the_required_ones():
 
 
 @pytest.mark.parametrize("task_id", EXPERTS)
-def test_expert_passes(expert_records, task_id):
-    record = expert_records[task_id]
+def test_expert_passes(expert_evaluator, task_id):
+    task = discover()[task_id]
+    [record] = expert_evaluator.evaluate([Attempt(task, Path(task.expert_path).read_text(), "expert")])
     allowed = {Status.OK} if record.device == "cuda" else {Status.OK, Status.UNSUPPORTED_ON_CPU}
     assert record.status in allowed, f"{record.status.value}: {record.reason}\n{record.message}\n{record.output_tail}"
     assert record.triton_launches > 0

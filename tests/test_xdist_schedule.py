@@ -1,0 +1,43 @@
+"""`make test`'s pytest-xdist schedule (tests/xdist_schedule.py): what leaves its file, and the order units go out."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+pytest.importorskip("xdist")
+
+from tests.xdist_schedule import EACH_ITS_OWN, LONG_FILES, UNITS, start_rank, unit_of  # noqa: E402
+
+
+def test_units_files_and_own_tests():
+    assert unit_of("tests/test_tasks.py::test_reference_self_check[Math/add]") == "tests/test_tasks.py"
+    corpus = [f"tests/test_analysis_e2e.py::test_corpus_{n}" for n in ("run_judges_every_line_kbx_has", "x")]
+    assert {unit_of(n) for n in corpus} == {"tests/test_analysis_e2e.py::test_corpus_"}  # one fixture, one unit
+    assert unit_of("tests/test_analysis_e2e.py::test_report_writes_every_file") == "tests/test_analysis_e2e.py"
+    expert = "tests/test_experts.py::test_expert_passes[Math/add]"
+    assert unit_of(expert) == expert
+    assert unit_of("tests/test_experts.py::test_expert_jit_reads_only_constexpr_globals[Math/add]") == "tests/test_experts.py"
+
+
+def test_long_units_first_then_files_by_size_then_single_tests():
+    units = {"tests/test_experts.py::test_expert_passes[Math/add]": 1, "tests/test_small.py": 3,
+             "tests/test_big.py": 40, LONG_FILES[0]: 5, UNITS[1]: 1, UNITS[0]: 5}  # fmt: skip
+    order = sorted(units, key=lambda unit: start_rank(unit, units[unit]))
+    assert order == [UNITS[0], UNITS[1], LONG_FILES[0], "tests/test_big.py", "tests/test_small.py",
+                     "tests/test_experts.py::test_expert_passes[Math/add]"]  # fmt: skip
+
+
+def test_every_named_unit_is_collected():
+    """A renamed test would silently fall back into its file (and start late): each name must still match."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           *sorted({u.split("::")[0] for u in (*UNITS, *LONG_FILES, *EACH_ITS_OWN)})],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    nodeids = [line for line in proc.stdout.splitlines() if "::" in line]
+    for prefix in (*UNITS, *LONG_FILES, *EACH_ITS_OWN):
+        assert any(n.startswith(prefix) for n in nodeids), prefix
