@@ -17,6 +17,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.kbx-installed
+EXTRAS := dev,cluster,analysis,ui
 TORCH_CPU := torch==2.13.0
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 # litellm (a dependency) fetches a price map at import unless told not to; offline, that hangs the MLflow server.
@@ -40,7 +41,7 @@ $(STAMP): pyproject.toml
 	else \
 		$(PYTHON) -m venv $(VENV) && $(PIP) $(TORCH_CPU); \
 	fi
-	$(PIP) -e '.[dev,cluster,analysis,ui]'
+	$(PIP) -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
 run: setup
@@ -60,8 +61,10 @@ check-tasks: setup
 
 services-deps: $(SERVICES_STAMP)
 
-$(SERVICES_STAMP): $(STAMP)
-	$(PIP) -e '.[dev,cluster,analysis,ui,services]'
+# On a fresh clone (.ci/run) the services extra comes in the same pip run as the rest, not in a second one.
+$(SERVICES_STAMP): pyproject.toml
+	@if [ -f $(STAMP) ]; then $(PIP) -e '.[$(EXTRAS),services]'; \
+	else $(MAKE) --no-print-directory setup EXTRAS='$(EXTRAS),services'; fi
 	@touch $(SERVICES_STAMP)
 
 services: services-deps
