@@ -49,8 +49,9 @@ run: setup
 	@echo "Results are in mlruns/. Browse them with: make ui"
 
 # Test processes (pytest-xdist); each takes whole files (--dist loadfile), so a file's shared
-# fixtures (the expert run, the analysis store) are built once; tests marked `serial` run after,
-# alone. 0 runs everything in one process.
+# fixtures (the analysis store) are built once, except what tests/xdist_schedule.py takes out: the
+# minutes-long end-to-end tests go out first, each expert test alone fills in at the end. Tests
+# marked `serial` run after, alone. 0 runs everything in one process.
 TEST_WORKERS ?= 2
 
 test: setup
