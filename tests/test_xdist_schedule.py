@@ -10,7 +10,7 @@ from tests.conftest import REPO
 
 pytest.importorskip("xdist")
 
-from tests.xdist_schedule import EACH_ITS_OWN, LONG_FILES, UNITS, start_rank, unit_of  # noqa: E402
+from tests.xdist_schedule import EACH_ITS_OWN, LONG, UNITS, start_rank, unit_of  # noqa: E402
 
 
 def test_units_files_and_own_tests():
@@ -25,16 +25,16 @@ def test_units_files_and_own_tests():
 
 def test_long_units_first_then_files_by_size_then_single_tests():
     units = {"tests/test_experts.py::test_expert_passes[Math/add]": 1, "tests/test_small.py": 3,
-             "tests/test_big.py": 40, LONG_FILES[0]: 5, UNITS[1]: 1, UNITS[0]: 5}  # fmt: skip
+             "tests/test_big.py": 40, LONG[3]: 5, LONG[1]: 1, LONG[0]: 5}  # fmt: skip
     order = sorted(units, key=lambda unit: start_rank(unit, units[unit]))
-    assert order == [UNITS[0], UNITS[1], LONG_FILES[0], "tests/test_big.py", "tests/test_small.py",
+    assert order == [LONG[0], LONG[1], LONG[3], "tests/test_big.py", "tests/test_small.py",
                      "tests/test_experts.py::test_expert_passes[Math/add]"]  # fmt: skip
 
 
 def test_every_named_unit_is_a_test():
     """A renamed test would silently fall back into its file (and start late): each name must still match."""
-    for prefix in (*UNITS, *LONG_FILES, *EACH_ITS_OWN):
+    for prefix in (*UNITS, *LONG, *EACH_ITS_OWN):
         path, _, name = prefix.partition("::")
-        tree = ast.parse((REPO / path).read_text())
+        tree = ast.parse((REPO / path).read_text())  # a renamed file fails here
         tests = [f.name for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test_")]
         assert any(t.startswith(name.rstrip("[")) for t in tests), prefix

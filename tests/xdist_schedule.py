@@ -10,25 +10,37 @@ long file with few tests starts late and runs alone at the end while the other p
 - a test under a prefix in EACH_ITS_OWN is a unit by itself (no shared fixture: each judges its
   own expert), so those many short units fill in wherever a process is free.
 
-Units go out in this order: UNITS (longest first, as listed), then the files of LONG_FILES (longest
-first), then every other file (most tests first, as pytest-xdist does), then the EACH_ITS_OWN tests.
-The last are short, so no process is left with a long tail. Without pytest-xdist (`TEST_WORKERS=0`,
-the `serial` part) none of this applies: the tests run in collection order, as always.
+Units go out in this order: those of LONG (minutes each, longest first), then every other file
+(most tests first, as pytest-xdist does), then the EACH_ITS_OWN tests. The last are short (seconds;
+the slowest expert about a minute), so they even out the processes' ends. Without pytest-xdist
+(`TEST_WORKERS=0`, the `serial` part) none of this applies: tests run in collection order, as always.
 """
 
 from __future__ import annotations
 
 from xdist.scheduler import LoadFileScheduling
 
-# Measured on 2 CPU cores (docs/BENCHMARKS.md, "Test suite under pytest-xdist"): each takes minutes.
+# Tests that leave their file: each prefix is one unit of work.
 UNITS = (
     "tests/test_analysis_e2e.py::test_corpus_",  # the shared GEAK corpus, judged once for its five tests
     "tests/test_sweep.py::test_two_workers_share_a_study_and_prune",
     "tests/test_sweep.py::test_finds_better_region_and_resumes_after_a_killed_worker",
     "tests/test_sweep.py::test_done_when_command",
 )
-LONG_FILES = (
+# Units that take minutes, longest first (measured one file at a time on the shared 2-core machine,
+# 2026-11-25; docs/BENCHMARKS.md "Test suite under pytest-xdist"): they go out before anything else.
+LONG = (
+    "tests/test_scaling.py",  # PostgreSQL, an MLflow server restarted mid-run, stopped drivers resumed
+    "tests/test_llm_scale.py",
+    "tests/test_ray_pool.py",
+    "tests/test_run_e2e.py",
+    UNITS[0],
+    UNITS[1],
+    UNITS[2],
+    "tests/test_llm_cli.py",
     "tests/test_analysis_e2e.py",  # the analysis store: two kbx.run jobs and a report
+    "tests/test_launchers.py",
+    UNITS[3],
 )
 EACH_ITS_OWN = ("tests/test_experts.py::test_expert_passes[",)
 
@@ -44,14 +56,13 @@ def unit_of(nodeid: str) -> str:
 
 
 def start_rank(unit: str, tests: int) -> tuple:
-    """Sort key of a unit: the order described in the module docstring."""
-    if unit in UNITS:
-        return (0, UNITS.index(unit))
-    if unit in LONG_FILES:
-        return (1, LONG_FILES.index(unit))
+    """Sort key of a unit: LONG (as listed), then the other files (most tests first, as pytest-xdist
+    does), then the EACH_ITS_OWN tests."""
+    if unit in LONG:
+        return (0, LONG.index(unit))
     if unit.startswith(EACH_ITS_OWN):
-        return (3, 0)
-    return (2, -tests)
+        return (2, 0)
+    return (1, -tests)
 
 
 class FilesAndUnits(LoadFileScheduling):
