@@ -20,7 +20,8 @@ def test_units_files_and_own_tests():
     assert unit_of("tests/test_analysis_e2e.py::test_report_writes_every_file") == "tests/test_analysis_e2e.py"
     expert = "tests/test_experts.py::test_expert_passes[Math/add]"
     assert unit_of(expert) == expert
-    assert unit_of("tests/test_experts.py::test_expert_jit_reads_only_constexpr_globals[Math/add]") == "tests/test_experts.py"
+    static = "tests/test_experts.py::test_expert_jit_reads_only_constexpr_globals[Math/add]"
+    assert unit_of(static) == "tests/test_experts.py"
 
 
 def test_long_units_first_then_files_by_size_then_single_tests():
