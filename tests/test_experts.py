@@ -5,8 +5,9 @@ experts may come back `unsupported_on_cpu` but never as wrong. The interpreter a
 function read any module-level global, which the GPU compiler refuses unless the global is a
 `tl.constexpr(...)`; a static check catches that on CPU.
 
-Each test judges its own expert (one Evaluator per test process serves them all), so `make test`
-can spread the interpreter's minutes over its processes (tests/xdist_schedule.py).
+The experts of one category are judged together, concurrently, the first time one of their tests
+runs; `make test` hands each category to one of its processes as one unit of work
+(tests/xdist_schedule.py), so the interpreter's minutes are shared between the processes.
 """
 
 from __future__ import annotations
@@ -28,12 +29,31 @@ EXPERTS = sorted(EXPERT_PATHS)
 
 @pytest.fixture(scope="session")
 def expert_evaluator():
-    """One Evaluator per test process, kept for the session: its experts may come between other files' tests."""
+    """One Evaluator per test process, kept for the session: its categories may come between other files."""
     import torch
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    with Evaluator(EvalSettings(device=device, workers=1)) as ev:
+    with Evaluator(EvalSettings(device=device, workers=2)) as ev:
         yield ev
+
+
+@pytest.fixture(scope="session")
+def expert_record(expert_evaluator, request):
+    """task id -> its record; the first ask for a category judges every expert of it this session runs."""
+    tasks = discover()
+    selected = {item.callspec.params["task_id"] for item in request.session.items
+                if getattr(item, "originalname", "") == "test_expert_passes"}  # fmt: skip
+    records: dict = {}
+
+    def record(task_id: str):
+        if task_id not in records:
+            category = tasks[task_id].category
+            batch = [t for t in EXPERTS if tasks[t].category == category and (t in selected or t == task_id)]
+            attempts = [Attempt(tasks[t], Path(tasks[t].expert_path).read_text(), "expert") for t in batch]
+            records.update(zip(batch, expert_evaluator.evaluate(attempts), strict=True))
+        return records[task_id]
+
+    return record
 
 
 def test_at_least_ten_experts_including_the_required_ones():
@@ -44,9 +64,8 @@ def test_at_least_ten_experts_including_the_required_ones():
 
 
 @pytest.mark.parametrize("task_id", EXPERTS)
-def test_expert_passes(expert_evaluator, task_id):
-    task = discover()[task_id]
-    [record] = expert_evaluator.evaluate([Attempt(task, Path(task.expert_path).read_text(), "expert")])
+def test_expert_passes(expert_record, task_id):
+    record = expert_record(task_id)
     allowed = {Status.OK} if record.device == "cuda" else {Status.OK, Status.UNSUPPORTED_ON_CPU}
     assert record.status in allowed, f"{record.status.value}: {record.reason}\n{record.message}\n{record.output_tail}"
     assert record.triton_launches > 0

@@ -10,7 +10,7 @@ from tests.conftest import REPO
 
 pytest.importorskip("xdist")
 
-from tests.xdist_schedule import EACH_ITS_OWN, LONG, UNITS, start_rank, unit_of  # noqa: E402
+from tests.xdist_schedule import EXPERT_TESTS, LONG, UNITS, start_order, unit_of  # noqa: E402
 
 
 def test_units_files_and_own_tests():
@@ -18,23 +18,22 @@ def test_units_files_and_own_tests():
     corpus = [f"tests/test_analysis_e2e.py::test_corpus_{n}" for n in ("run_judges_every_line_kbx_has", "x")]
     assert {unit_of(n) for n in corpus} == {"tests/test_analysis_e2e.py::test_corpus_"}  # one fixture, one unit
     assert unit_of("tests/test_analysis_e2e.py::test_report_writes_every_file") == "tests/test_analysis_e2e.py"
-    expert = "tests/test_experts.py::test_expert_passes[Math/add]"
-    assert unit_of(expert) == expert
+    assert unit_of(f"{EXPERT_TESTS}Math/add]") == unit_of(f"{EXPERT_TESTS}Math/sub]") == f"{EXPERT_TESTS}Math/"
+    assert unit_of(f"{EXPERT_TESTS}Fusion/fused_add_gelu]") == f"{EXPERT_TESTS}Fusion/"
     static = "tests/test_experts.py::test_expert_jit_reads_only_constexpr_globals[Math/add]"
     assert unit_of(static) == "tests/test_experts.py"
 
 
-def test_long_units_first_then_files_by_size_then_single_tests():
-    units = {"tests/test_experts.py::test_expert_passes[Math/add]": 1, "tests/test_small.py": 3,
-             "tests/test_big.py": 40, LONG[3]: 5, LONG[1]: 1, LONG[0]: 5}  # fmt: skip
-    order = sorted(units, key=lambda unit: start_rank(unit, units[unit]))
-    assert order == [LONG[0], LONG[1], LONG[3], "tests/test_big.py", "tests/test_small.py",
-                     "tests/test_experts.py::test_expert_passes[Math/add]"]  # fmt: skip
+def test_long_units_in_turn_with_expert_categories_then_files_by_size():
+    units = {f"{EXPERT_TESTS}Math/": 38, "tests/test_small.py": 3, "tests/test_big.py": 40, LONG[3]: 5,
+             f"{EXPERT_TESTS}Fusion/": 60, LONG[1]: 1, LONG[0]: 5, f"{EXPERT_TESTS}Random/": 2}  # fmt: skip
+    assert start_order(units) == [LONG[0], f"{EXPERT_TESTS}Fusion/", LONG[1], f"{EXPERT_TESTS}Math/", LONG[3],
+                                  f"{EXPERT_TESTS}Random/", "tests/test_big.py", "tests/test_small.py"]  # fmt: skip
 
 
 def test_every_named_unit_is_a_test():
     """A renamed test would silently fall back into its file (and start late): each name must still match."""
-    for prefix in (*UNITS, *LONG, *EACH_ITS_OWN):
+    for prefix in (*UNITS, *LONG, EXPERT_TESTS):
         path, _, name = prefix.partition("::")
         tree = ast.parse((REPO / path).read_text())  # a renamed file fails here
         tests = [f.name for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test_")]

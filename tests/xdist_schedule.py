@@ -3,20 +3,25 @@
 Plain `--dist loadfile` hands out whole files, so a file's module fixtures are built once; but a
 file with a minutes-long test holds one process for all of it, and files go out by test count, so a
 long file with few tests starts late and runs alone at the end while the other process idles.
-`FilesAndUnits` keeps every file whole except for what UNITS names:
+`FilesAndUnits` keeps every file whole except for:
 
-- a nodeid prefix in UNITS is one unit of work apart from its file (the tests under it share a
-  module fixture, so they stay together);
-- a test under a prefix in EACH_ITS_OWN is a unit by itself (no shared fixture: each judges its
-  own expert), so those many short units fill in wherever a process is free.
+- UNITS: each nodeid prefix there is one unit of work apart from its file (the tests under it share
+  a module fixture, so they stay together);
+- tests/test_experts.py's expert tests: one unit per task category (the test file judges a
+  category's experts together, two at a time).
 
-Units go out in this order: those of LONG (minutes each, longest first), then every other file
-(most tests first, as pytest-xdist does), then the EACH_ITS_OWN tests. The last are short (seconds;
-the slowest expert about a minute), so they even out the processes' ends. Without pytest-xdist
-(`TEST_WORKERS=0`, the `serial` part) none of this applies: tests run in collection order, as always.
+Units go out in this order: the minutes-long ones of LONG (longest first) taken in turn with the
+expert categories (largest first), then every other file (most tests first, as pytest-xdist does).
+Taking them in turn matters on 2 cores: the long end-to-end tests spend much of their time waiting
+(on servers, subprocesses, sleeps), and an expert category judged beside them, CPU-bound and two
+attempts at a time, uses the core they leave idle. The short files at the end even out the
+processes' ends. Without pytest-xdist (`TEST_WORKERS=0`, the `serial` part) none of this applies:
+tests run in collection order, as always.
 """
 
 from __future__ import annotations
+
+import itertools
 
 from xdist.scheduler import LoadFileScheduling
 
@@ -42,27 +47,26 @@ LONG = (
     "tests/test_launchers.py",
     UNITS[3],
 )
-EACH_ITS_OWN = ("tests/test_experts.py::test_expert_passes[",)
+EXPERT_TESTS = "tests/test_experts.py::test_expert_passes["
 
 
 def unit_of(nodeid: str) -> str:
-    """The unit of work a test belongs to: its own nodeid, a prefix of UNITS, or its file."""
-    if nodeid.startswith(EACH_ITS_OWN):
-        return nodeid
+    """The unit of work a test belongs to: its expert category, a prefix of UNITS, or its file."""
+    if nodeid.startswith(EXPERT_TESTS):
+        return nodeid[: nodeid.index("/", len(EXPERT_TESTS)) + 1]  # ...test_expert_passes[Fusion/
     for prefix in UNITS:
         if nodeid.startswith(prefix):
             return prefix
     return nodeid.split("::", 1)[0]
 
 
-def start_rank(unit: str, tests: int) -> tuple:
-    """Sort key of a unit: LONG (as listed), then the other files (most tests first, as pytest-xdist
-    does), then the EACH_ITS_OWN tests."""
-    if unit in LONG:
-        return (0, LONG.index(unit))
-    if unit.startswith(EACH_ITS_OWN):
-        return (2, 0)
-    return (1, -tests)
+def start_order(units: dict[str, int]) -> list[str]:
+    """The units (name -> number of tests) in the order they go out: see the module docstring."""
+    long = [unit for unit in LONG if unit in units]
+    experts = sorted((unit for unit in units if unit.startswith(EXPERT_TESTS)), key=lambda unit: -units[unit])
+    in_turn = [unit for pair in itertools.zip_longest(long, experts) for unit in pair if unit]
+    rest = sorted((unit for unit in units if unit not in in_turn), key=lambda unit: -units[unit])
+    return in_turn + rest
 
 
 class FilesAndUnits(LoadFileScheduling):
@@ -78,8 +82,8 @@ class FilesAndUnits(LoadFileScheduling):
     def _assign_work_unit(self, node) -> None:
         # The base class fills its work queue (by test count) just before handing out the first unit.
         if not self.ordered:
-            units = sorted(self.workqueue.items(), key=lambda item: start_rank(item[0], len(item[1])))
+            units = dict(self.workqueue)
             self.workqueue.clear()
-            self.workqueue.update(units)
+            self.workqueue.update((unit, units[unit]) for unit in start_order({u: len(t) for u, t in units.items()}))
             self.ordered = True
         super()._assign_work_unit(node)
