@@ -50,8 +50,8 @@ run: setup
 
 # Test processes (pytest-xdist); each takes whole files (--dist loadfile), so a file's shared
 # fixtures (the analysis store) are built once, except what tests/xdist_schedule.py takes out: the
-# minutes-long end-to-end tests go out first, each expert test alone fills in at the end. Tests
-# marked `serial` run after, alone. 0 runs everything in one process.
+# minutes-long end-to-end tests go out first, in turn with the expert tests of one category each.
+# Tests marked `serial` run after, alone. 0 runs everything in one process.
 TEST_WORKERS ?= 2
 
 test: setup
