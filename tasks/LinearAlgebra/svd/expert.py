@@ -19,98 +19,13 @@ import torch
 import triton
 import triton.language as tl
 
-ROW_BLOCK = 256  # elements of a row per loop step in the rotation kernel
-GPU_PAIRS = 1  # pairs per program on the GPU; the CPU interpreter takes a whole round in one program
-NORM_ROWS = 16
-MAX_SWEEPS = 40
-# per dtype: rotate a pair when |w_i . w_j| > ORTHO ||w_i|| ||w_j|| (dot-product noise level, 32 eps);
-# columns shorter than ZERO ||A||_F count as rounding noise and are left alone
-TOLS = {torch.float32: (32 * 2.0**-24, 1e-5), torch.float64: (32 * 2.0**-53, 1e-13)}
+from kbx.experts.jacobi import NORM_ROWS, ROW_BLOCK, norms_kernel, jacobi
+
 RANK_BLOCK = 128
 COPY_ROWS, COPY_COLS = 32, 32
 GPU_ROWS, GPU_COLS = 128, 32  # Householder apply tile: rows streamed x columns owned by one program
 CPU_ROWS, CPU_COLS = 256, 256  # the CPU interpreter runs fewer, larger tiles faster
 REFLECT_BLOCK = 1024
-
-
-@triton.jit
-def _rotate_kernel(wt_ptr, jt_ptr, pairs_ptr, flag_ptr, fro2_ptr, npairs, p, q, tol, zero_tol,
-                   PAIRS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
-    """Jacobi rotations of rows i, j of W^T (length p) and J^T (length q) for PAIRS disjoint pairs of a round
-    (pairs of all matrices of the batch side by side, as rows of the stacked matrices)."""
-    pair = tl.program_id(0) * PAIRS + tl.arange(0, PAIRS)
-    pm = pair < npairs
-    i = tl.load(pairs_ptr + 2 * pair, mask=pm, other=-1).to(tl.int64)  # rows of the stacked (nb * q) matrices
-    j = tl.load(pairs_ptr + 2 * pair + 1, mask=pm, other=-1).to(tl.int64)
-    valid = pm & (i >= 0) & (j >= 0)  # the dummy player of an odd tournament (-1) sits out
-    fro2 = tl.load(fro2_ptr + tl.where(valid, i, 0) // q, mask=valid, other=0.0)
-    negligible = zero_tol * zero_tol * fro2  # squared norm of a column that is rounding noise
-    wi = wt_ptr + i * p
-    wj = wt_ptr + j * p
-    acc_a = tl.zeros([PAIRS, BLOCK], dtype=wt_ptr.dtype.element_ty)
-    acc_b = tl.zeros([PAIRS, BLOCK], dtype=wt_ptr.dtype.element_ty)
-    acc_g = tl.zeros([PAIRS, BLOCK], dtype=wt_ptr.dtype.element_ty)
-    for start in range(0, p, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        m2 = valid[:, None] & (offs < p)[None, :]
-        x = tl.load(wi[:, None] + offs[None, :], mask=m2, other=0.0)
-        y = tl.load(wj[:, None] + offs[None, :], mask=m2, other=0.0)
-        acc_a += x * x
-        acc_b += y * y
-        acc_g += x * y
-    alpha = tl.sum(acc_a, axis=1)
-    beta = tl.sum(acc_b, axis=1)
-    gamma = tl.sum(acc_g, axis=1)
-    # Past min(m, n) columns, the columns left over converge to noise of size eps ||A||, which can never
-    # become mutually orthogonal: such pairs are left alone.
-    rot = valid & (tl.abs(gamma) > tol * tl.sqrt(alpha * beta)) & (tl.minimum(alpha, beta) > negligible)
-    zeta = (beta - alpha) / (2.0 * tl.where(rot, gamma, 1.0))
-    az = tl.abs(zeta)
-    root = tl.where(az > 1.0, az * (1.0 + tl.sqrt(1.0 + 1.0 / tl.maximum(az * az, 1.0))), az + tl.sqrt(1.0 + az * az))
-    t = tl.where(zeta >= 0, 1.0, -1.0) / root  # the smaller root of t^2 + 2 zeta t - 1 = 0
-    c = 1.0 / tl.sqrt(1.0 + t * t)
-    s = c * t
-    for start in range(0, p, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        m2 = rot[:, None] & (offs < p)[None, :]
-        x = tl.load(wi[:, None] + offs[None, :], mask=m2, other=0.0)
-        y = tl.load(wj[:, None] + offs[None, :], mask=m2, other=0.0)
-        tl.store(wi[:, None] + offs[None, :], c[:, None] * x - s[:, None] * y, mask=m2)
-        tl.store(wj[:, None] + offs[None, :], s[:, None] * x + c[:, None] * y, mask=m2)
-    ji = jt_ptr + i * q
-    jj = jt_ptr + j * q
-    for start in range(0, q, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        m2 = rot[:, None] & (offs < q)[None, :]
-        x = tl.load(ji[:, None] + offs[None, :], mask=m2, other=0.0)
-        y = tl.load(jj[:, None] + offs[None, :], mask=m2, other=0.0)
-        tl.store(ji[:, None] + offs[None, :], c[:, None] * x - s[:, None] * y, mask=m2)
-        tl.store(jj[:, None] + offs[None, :], s[:, None] * x + c[:, None] * y, mask=m2)
-    tl.atomic_add(flag_ptr, tl.sum(tl.where(rot, 1, 0), axis=0))
-
-
-@triton.jit
-def _identity_kernel(jt_ptr, q, BLOCK: tl.constexpr):
-    b = tl.program_id(1).to(tl.int64)
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < q * q
-    tl.store(jt_ptr + b * q * q + offs, tl.where(offs // q == offs % q, 1.0, 0.0).to(jt_ptr.dtype.element_ty), mask=m)
-
-
-@triton.jit
-def _norms_kernel(wt_ptr, norms_ptr, fro2_ptr, p, q, ROWS: tl.constexpr, BLOCK: tl.constexpr):
-    b = tl.program_id(1).to(tl.int64)
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    rm = rows < q
-    acc = tl.zeros([ROWS, BLOCK], dtype=wt_ptr.dtype.element_ty)
-    for start in range(0, p, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        x = tl.load(wt_ptr + (b * q + rows[:, None]) * p + offs[None, :], mask=rm[:, None] & (offs < p)[None, :],
-                    other=0.0)  # fmt: skip
-        acc += x * x
-    sq = tl.sum(acc, axis=1)
-    tl.store(norms_ptr + b * q + rows, tl.sqrt(sq), mask=rm)
-    tl.atomic_add(fro2_ptr + b, tl.sum(sq, axis=0))  # ||A||_F^2 of matrix b
 
 
 @triton.jit
@@ -236,46 +151,6 @@ def householder(w):
     return v, beta
 
 
-def _round_robin(q):
-    """Pairs (rounds, q'/2, 2) of the circle method over q' = q rounded up to even; index q is a dummy."""
-    qe = q + (q % 2)
-    others = list(range(1, qe))
-    rounds = []
-    for r in range(qe - 1):
-        ring = [0] + others[r:] + others[:r]
-        rounds.append([(ring[i], ring[qe - 1 - i]) for i in range(qe // 2)])
-    return rounds
-
-
-def jacobi(wt, norms):
-    """Orthogonalize the rows of wt (nb, q, p) in place; return J^T (nb, q, q) with W^T = J^T M^T."""
-    nb, q, p = wt.shape
-    ortho_tol, zero_tol = TOLS[wt.dtype]
-    fro2 = torch.zeros((nb,), dtype=wt.dtype, device=wt.device)
-    _norms_kernel[(triton.cdiv(q, NORM_ROWS), nb)](wt, norms, fro2, p, q, ROWS=NORM_ROWS, BLOCK=ROW_BLOCK)
-    jt = torch.empty((nb, q, q), dtype=wt.dtype, device=wt.device)
-    _identity_kernel[(triton.cdiv(q * q, ROW_BLOCK), nb)](jt, q, BLOCK=ROW_BLOCK)
-    if q < 2:
-        return jt
-    rounds = torch.tensor(_round_robin(q), dtype=torch.int64)  # (q' - 1, q' / 2, 2); q marks the dummy
-    stacked = rounds[:, None] + q * torch.arange(nb)[None, :, None, None]  # rows of the stacked matrices
-    stacked = torch.where(rounds[:, None] == q, -1, stacked)
-    pairs = stacked.reshape(rounds.shape[0], -1, 2).to(device=wt.device, dtype=torch.int32).contiguous()
-    flag = torch.zeros((1,), dtype=torch.int32, device=wt.device)
-    npairs = pairs.shape[1]
-    per_program = GPU_PAIRS if wt.is_cuda else triton.next_power_of_2(npairs)
-    block = ROW_BLOCK if wt.is_cuda else triton.next_power_of_2(max(p, q))
-    for _ in range(MAX_SWEEPS):
-        flag.zero_()
-        for r in range(pairs.shape[0]):
-            _rotate_kernel[(triton.cdiv(npairs, per_program),)](
-                wt, jt, pairs[r], flag, fro2, npairs, p, q, ortho_tol, zero_tol, PAIRS=per_program, BLOCK=block
-            )
-        if int(flag.item()) == 0:
-            break
-    return jt
-
-
 def _complete(rows):
     """Orthonormal completion: rows (nb, k, d) with orthonormal rows -> Q (nb, d, d), Q[:, :, k:] orthogonal to them."""
     nb, k, d = rows.shape
@@ -306,7 +181,7 @@ def svd(A: torch.Tensor, full_matrices: bool = True):
         norms = torch.empty((nb, k), dtype=torch.float32, device=A.device)
         jt = jacobi(wt, norms)
         fro2 = torch.zeros((nb,), dtype=torch.float32, device=A.device)
-        _norms_kernel[(triton.cdiv(k, NORM_ROWS), nb)](wt, norms, fro2, p, k, ROWS=NORM_ROWS, BLOCK=ROW_BLOCK)
+        norms_kernel[(triton.cdiv(k, NORM_ROWS), nb)](wt, norms, fro2, p, k, ROWS=NORM_ROWS, BLOCK=ROW_BLOCK)
         order = torch.empty((nb, k), dtype=torch.int32, device=A.device)
         _rank_kernel[(triton.cdiv(k, RANK_BLOCK), nb)](norms, order, s, k, k, BLOCK=RANK_BLOCK)
         # short side from J (J^T row r -> Vh row r when tall, U column r when wide); long side from W / S
