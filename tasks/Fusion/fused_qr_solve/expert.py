@@ -12,14 +12,13 @@ import torch
 import triton
 import triton.language as tl
 
-GPU_ROWS, GPU_COLS = 128, 32  # apply-kernel tile: rows streamed x columns owned by one program
-CPU_ROWS, CPU_COLS = 256, 256  # the CPU interpreter runs fewer, larger tiles faster
-REFLECT_BLOCK = 1024
+from kbx.experts.householder import REFLECT_BLOCK, apply
+
 TILE_M, TILE_N = 64, 16  # back-substitution tile: rows above the current one x right-hand sides
 
 
 @triton.jit(do_not_specialize=["k"])
-def _reflector_kernel(a_ptr, v_ptr, beta_ptr, m, ld, a_bstride, v_bstride, k, BLOCK: tl.constexpr):
+def reflector_kernel(a_ptr, v_ptr, beta_ptr, m, ld, a_bstride, v_bstride, k, BLOCK: tl.constexpr):
     """Householder reflector of A[k:, k] for matrix program_id(0): v into V[:, k], beta, alpha into A[k, k]."""
     b = tl.program_id(0).to(tl.int64)
     a = a_ptr + b * a_bstride
@@ -47,34 +46,6 @@ def _reflector_kernel(a_ptr, v_ptr, beta_ptr, m, ld, a_bstride, v_bstride, k, BL
         tl.store(a + rows * ld + k, tl.zeros_like(x), mask=rm)
 
 
-@triton.jit(do_not_specialize=["k", "col0"])
-def _apply_kernel(c_ptr, v_ptr, beta_ptr, m, ldc, c_bstride, ldv, v_bstride, k, col0, ncols,
-                  BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):  # fmt: skip
-    """C[k:, col0:col0+ncols] -= beta_k v_k (v_k^T C[k:, ...]) for matrix program_id(1); v_k = V[k:, k]."""
-    b = tl.program_id(1).to(tl.int64)
-    c = c_ptr + b * c_bstride
-    v = v_ptr + b * v_bstride + k
-    beta = tl.load(beta_ptr + b * m + k)
-    cols = col0 + tl.program_id(0).to(tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
-    cm = cols < col0 + ncols
-    if beta != 0:
-        acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=beta.dtype)
-        for start in range(k, m, BLOCK_R):
-            rows = start + tl.arange(0, BLOCK_R).to(tl.int64)
-            rm = rows < m
-            vr = tl.load(v + rows * ldv, mask=rm, other=0.0)
-            x = tl.load(c + rows[:, None] * ldc + cols[None, :], mask=rm[:, None] & cm[None, :], other=0.0)
-            acc += vr[:, None] * x
-        w = beta * tl.sum(acc, axis=0)
-        for start in range(k, m, BLOCK_R):
-            rows = start + tl.arange(0, BLOCK_R).to(tl.int64)
-            rm = rows < m
-            vr = tl.load(v + rows * ldv, mask=rm, other=0.0)
-            ptrs = c + rows[:, None] * ldc + cols[None, :]
-            m2 = rm[:, None] & cm[None, :]
-            tl.store(ptrs, tl.load(ptrs, mask=m2, other=0.0) - vr[:, None] * w[None, :], mask=m2)
-
-
 @triton.jit
 def _back_substitute_kernel(w_ptr, x_ptr, n, ld, nrhs, i, TILE_M: tl.constexpr, TILE_N: tl.constexpr):
     # x[i, :] = c[i, :] / R[i, i]; then c[r, :] -= R[r, i] * x[i, :] for the rows r < i (c = W[:n, n:])
@@ -92,17 +63,6 @@ def _back_substitute_kernel(w_ptr, x_ptr, n, ld, nrhs, i, TILE_M: tl.constexpr, 
     tl.store(ptrs, rhs - u[:, None] * xi[None, :], mask=m2)
 
 
-def _apply(c, v, beta, k, col0, ncols):
-    """Apply reflector k to columns col0..col0+ncols of every matrix in the batch c (nb, m, ldc)."""
-    if ncols <= 0:
-        return
-    rows, cols = (GPU_ROWS, GPU_COLS) if c.is_cuda else (CPU_ROWS, CPU_COLS)
-    nb, m, ldc = c.shape
-    grid = (triton.cdiv(ncols, cols), nb)
-    _apply_kernel[grid](c, v, beta, m, ldc, m * ldc, v.shape[2], v.shape[1] * v.shape[2], k, col0, ncols,
-                        BLOCK_R=rows, BLOCK_C=cols)  # fmt: skip
-
-
 def fused_qr_solve(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if A.dim() != 2 or b.dim() != 2 or b.shape[0] != A.shape[0] or A.shape[0] < A.shape[1]:
         raise RuntimeError(f"fused_qr_solve: expected A (m, n) with m >= n and b (m, k), got {tuple(A.shape)} "
@@ -118,8 +78,8 @@ def fused_qr_solve(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     v = torch.zeros((1, m, ld), dtype=torch.float32, device=A.device)  # reflectors; W's shape (row stride)
     beta = torch.zeros((1, m), dtype=torch.float32, device=A.device)
     for j in range(n):
-        _reflector_kernel[(1,)](w, v, beta, m, ld, m * ld, m * ld, j, BLOCK=REFLECT_BLOCK)
-        _apply(w, v, beta, j, j + 1, ld - j - 1)
+        reflector_kernel[(1,)](w, v, beta, m, ld, m * ld, m * ld, j, BLOCK=REFLECT_BLOCK)
+        apply(w, v, beta, j, j + 1, ld - j - 1)
     for i in range(n - 1, -1, -1):
         grid = (max(triton.cdiv(i, TILE_M), 1), triton.cdiv(k, TILE_N))
         _back_substitute_kernel[grid](w, x, n, ld, k, i, TILE_M=TILE_M, TILE_N=TILE_N)

@@ -13,23 +13,10 @@ import torch
 import triton
 import triton.language as tl
 
+from kbx.experts.cholesky import TILE, tile_lower_inverse
+
 GPU_NB, CPU_NB = 64, 32  # block width; the CPU interpreter also exercises the multi-block path on small cases
-TILE = 64  # rows per program in the right-hand-side update
 RHS_BLOCK = 16  # right-hand-side columns per program (tl.dot needs at least 16)
-
-
-@triton.jit
-def _tile_lower_inverse(low, idx, NB: tl.constexpr):
-    """Inverse of the nonsingular lower-triangular tile low, row by row: X_i = (e_i - sum_j L_ij X_j) / L_ii."""
-    low_t = tl.trans(low)
-    x = tl.zeros((NB, NB), dtype=low.dtype)
-    for i in range(NB):
-        li = tl.sum(tl.where(idx[None, :] == i, low_t, 0.0), axis=1)  # L[i, j], indexed by j
-        s = tl.sum(li[:, None] * x, axis=0)
-        dii = tl.sum(tl.where(idx == i, li, 0.0), axis=0)
-        row = (tl.where(idx == i, 1.0, 0.0) - s) / dii
-        x = tl.where(idx[:, None] == i, row[None, :], x)
-    return x
 
 
 @triton.jit
@@ -43,7 +30,7 @@ def _inverse_kernel(l_ptr, s_r, s_c, l_bstride, inv_ptr, n, NB: tl.constexpr):
     t = tl.load(l_ptr + b * l_bstride + r[:, None].to(tl.int64) * s_r + r[None, :].to(tl.int64) * s_c, mask=m2,
                 other=0.0)  # fmt: skip
     t = tl.where((r >= n)[:, None] & (idx[:, None] == idx[None, :]), 1.0, t)
-    x = _tile_lower_inverse(t, idx, NB)
+    x = tile_lower_inverse(t, idx, NB)
     nblk = tl.num_programs(0)
     tl.store(inv_ptr + ((b * nblk + blk) * NB + idx[:, None]) * NB + idx[None, :], x)
 
