@@ -41,13 +41,15 @@ OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
-    parser.add_argument("what", choices=["eval", "llm", "table", "sandbox", "quiet", "overhead"],
-                        help="eval: the evaluator; llm: generation/evaluation overlap; "
+    parser.add_argument("what", choices=["eval", "summary", "llm", "table", "sandbox", "quiet", "overhead"],
+                        help="eval: the evaluator; summary: eval's --summary from its --json file, a run "
+                             "cut short included; llm: generation/evaluation overlap; "
                              "table: docs/EXPERTS.md from eval --json files (kbx.bench_table); "
                              "sandbox: the sandbox's cost per attempt; "
                              "quiet: honest kernels' verdicts beside background GPU work (GPU); "
                              "overhead: kbx.run's wall time over eval's on the same tasks")  # fmt: skip
-    parser.add_argument("results", nargs="*", help="table: results files of eval --json (experts, and inductor)")
+    parser.add_argument("results", nargs="*", help="table: results files of eval --json (experts, and inductor); "
+                                                   "summary: one such file")  # fmt: skip
     parser.add_argument("--out", default="", help="table: write the markdown here (default: print it); "
                                                   "overhead: directory for logs and overhead.json "
                                                   f"(default {OVERHEAD_OUT})")  # fmt: skip
@@ -87,6 +89,13 @@ def main(argv: list[str] | None = None) -> int:
         report = bench_overhead(out, args.category, args.workers, args.hardware, args.repeats, commands,
                                 tuple(args.task), args.gpus)
         print(format_overhead_report(report))
+        return 0
+    if args.what == "summary":
+        if len(args.results) != 1 or not args.summary:
+            parser.error("summary: one eval --json file and --summary OUT")
+        report = with_partial_run(json.loads(Path(args.results[0]).read_text()))
+        write_summary(report, args.summary, " ".join(sys.argv))
+        print(format_report(report))
         return 0
     if args.what == "table":
         from kbx.bench_table import TableError, write_table
@@ -134,9 +143,23 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USER_ERROR
     print(format_report(report))
     if args.summary:
-        Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.summary).write_text(json.dumps(summary_data(report, " ".join(sys.argv)), indent=1) + "\n")
+        write_summary(report, args.summary, " ".join(sys.argv))
     return 0
+
+
+def write_summary(report: dict, path: str, command: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(summary_data(report, command), indent=1) + "\n")
+
+
+def with_partial_run(report: dict) -> dict:
+    """An eval --json report whose last run was cut short by a time limit: that run's finished
+    records become a run of their own, marked partial, its wall time the last record's; its
+    kernels count is its own (s_per_kernel stays a rate over what finished)."""
+    partial = report.pop("partial", None)
+    if partial and partial.get("records"):
+        report["runs"].append({"wall_s": partial.get("wall_s", 0.0), "records": partial["records"], "partial": True})
+    return report
 
 
 def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json_out: str = "", gpus: int = 1,
@@ -173,7 +196,8 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
                   f"(longest {r.max_window_s:4.2f}s){why}", flush=True)  # fmt: skip
             done.append(r.to_dict())
             if json_out:  # partial runs too, so a benchmark cut short still leaves its figures
-                Path(json_out).write_text(json.dumps({**report, "partial": {"run": k, "records": done}}, indent=1))
+                partial = {"run": k, "wall_s": time.perf_counter() - started, "records": done}
+                Path(json_out).write_text(json.dumps({**report, "partial": partial}, indent=1))
 
         with open_evaluator(EvalSettings(device=device, workers=workers), range(gpus)) as ev:
             stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
@@ -248,7 +272,9 @@ def summarize(report: dict) -> dict:
 
 def _run_figures(run: dict, n: int, gpus: int) -> dict:
     records = run["records"]
-    return {"wall_s": run["wall_s"], "s_per_kernel": run["wall_s"] / n if n else 0.0,
+    n = len(records) if run.get("partial") else n
+    return {"wall_s": run["wall_s"], "s_per_kernel": run["wall_s"] / n if n else 0.0, "kernels": n,
+            "partial": bool(run.get("partial")),
             "stages_s": {k: sum(r.get(k, 0.0) for r in records) for k in STAGES},
             "max_exclusive_s": max((r.get("max_window_s", 0.0) for r in records), default=0.0),
             "max_exclusive_per_attempt_s": max((r.get("exclusive_s", 0.0) for r in records), default=0.0),
@@ -345,7 +371,8 @@ def format_report(report: dict) -> str:
     lines = [f"device: {report['device']} x {report.get('gpus', 1)}, {report.get('workers_per_gpu', '?')} workers per GPU   "
              f"expert kernels: {report['n_kernels']}   statuses: {s['statuses']}"]  # fmt: skip
     for k, run in enumerate(s["runs"]):
-        lines.append(f"(a) run {k}: wall {run['wall_s']:.1f} s, {run['s_per_kernel']:.2f} s/kernel -> "
+        cut = f" (cut short: {run['kernels']} kernels)" if run["partial"] else ""
+        lines.append(f"(a) run {k}{cut}: wall {run['wall_s']:.1f} s, {run['s_per_kernel']:.2f} s/kernel -> "
                      f"{run['s_per_kernel'] * SUITE_SIZE / 60:.1f} min for {SUITE_SIZE} tasks; GPU held alone "
                      f"{run['exclusive_share']:.0%} of the wall, longest window {run['max_exclusive_s']:.2f} s, most "
                      f"by one attempt {run['max_exclusive_per_attempt_s']:.2f} s; stage sums (s): "

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kbx.bench import exclusive_share, repeatability, summarize, summary_data
+import json
+
+from kbx.bench import exclusive_share, main, repeatability, summarize, summary_data
 
 
 def test_repeatability_over_shapes_both_runs_timed():
@@ -45,6 +47,25 @@ def test_the_summary_data_has_the_keys_the_plots_read():
     assert [r["s_per_kernel"] for r in data["runs"]] == [2.0, 1.0]
     assert [r["max_exclusive_s"] for r in data["runs"]] == [0.4, 0.6]
     assert abs(data["repeat_median_pct"] - 100 * 0.02 / 1.01) < 1e-9 and data["copy_bw_median_pct"] == 80.0
+
+
+def test_a_summary_from_a_run_cut_short_counts_what_finished(tmp_path):
+    """kbx.bench summary: the second run was stopped by the device's time limit after one of two
+    kernels; its rate is over that one, and its shapes still give the repeatability."""
+
+    def rec(task, ms):
+        return {"task": task, "status": "ok", "exclusive_s": 0.1, "max_window_s": 0.1, "speedup": 1.0, "wall_s": 1.0,
+                "shapes": [{"shape": "a", "kernel_ms_median": ms, "gbps": 0.0, "tflops": 0.0}]}  # fmt: skip
+
+    report = {"device": "NVIDIA H100", "n_kernels": 2, "gpus": 1, "workers_per_gpu": 8,
+              "runs": [{"wall_s": 4.0, "records": [rec("Math/add", 1.0), rec("Math/mul", 2.0)]}],
+              "partial": {"run": 1, "wall_s": 1.5, "records": [rec("Math/mul", 2.2)]}}  # fmt: skip
+    source, out = tmp_path / "eval.json", tmp_path / "summary.json"
+    source.write_text(json.dumps(report))
+    assert main(["summary", str(source), "--summary", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert [(r["s_per_kernel"], r["kernels"], r["partial"]) for r in data["runs"]] == [(2.0, 2, False), (1.5, 1, True)]
+    assert data["repeat_shapes"] == 1 and abs(data["repeat_median_pct"] - 100 * 0.2 / 2.1) < 1e-9
 
 
 def test_the_quiet_report_gives_each_neighbours_change():

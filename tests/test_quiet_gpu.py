@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kbx.bench_quiet import neighbour_runs, speedup_change
+from kbx.bench_quiet import format_quiet_report, neighbour_runs, quiet_report, speedup_change
 from kbx.eval.evaluator import EvalSettings, Evaluator
 from kbx.eval.record import Status
 
@@ -20,6 +20,7 @@ SPEEDUP_TOLERANCE = 0.05  # the repeatability goal (p95 of |delta|) for the same
 def test_background_gpu_work_never_touches_a_neighbours_verdict():
     with Evaluator(EvalSettings(device="cuda", workers=4)) as ev:
         runs = neighbour_runs(ev)
+    print(format_quiet_report(quiet_report(runs)))  # the figures `kbx.bench quiet` gives, for a failure's reader
     clean = runs.pop("clean")
     assert all(r.status is Status.OK for r in clean), [(r.task, r.status.value, r.reason) for r in clean]
     for name, (noisy, *beside) in runs.items():

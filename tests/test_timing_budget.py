@@ -139,6 +139,14 @@ def test_a_slow_kernel_gets_the_few_repetitions_its_verdict_needs(fake_gpu):
     assert 1 <= row["reps"] <= 3 and row["budget_cut"]
 
 
+def test_a_steady_long_kernel_stops_once_its_repetitions_cover_the_minimum_time(fake_gpu):
+    gpu = fake_gpu(30.0)  # steady: every call the same
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    assert row["reps"] == timing.MIN_REPS_LONG and not row["budget_cut"]
+    assert row["reps"] * 30.0 >= POLICY.min_timed_ms
+    assert row["exclusive_ms"] <= (row["reps"] + 1) * 32.0 + 5.0  # the repetitions and one warm-up call
+
+
 def test_a_kernel_too_slow_for_a_window_is_not_measured_alone(fake_gpu):
     gpu = fake_gpu(5000.0)
     started = gpu.now

@@ -24,6 +24,9 @@ class TimingPolicy:
 
     warmup_ms: float = 10.0  # in the window, after the prepare phase's compiling and estimating calls
     min_reps: int = 10
+    # A long kernel needs fewer: the repetitions may stop at MIN_REPS_LONG (kbx.eval.timing) once
+    # the kept ones add up to this much kernel time, if their RSE is on target.
+    min_timed_ms: float = 50.0
     max_reps: int = 500
     target_rse: float = 0.01  # stop once std-err / mean of the samples is at most 1 %
     # Exclusive GPU time per perf shape and side (kernel, baseline): warm-up, repetitions and the
