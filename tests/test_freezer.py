@@ -48,6 +48,11 @@ def _state(pid: int) -> str:
         return f.read().rsplit(")", 1)[1].split()[0]
 
 
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
 def _cpu_ticks(pid: int) -> int:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -122,7 +127,8 @@ def _marked(mark: str) -> list[int]:
 def test_the_zygote_freezes_a_sandboxed_candidates_whole_tree():
     """Through the real zygote and sandbox (as CI runs them: an unprivileged user, so the zygote
     reads its tree through a /proc of its own PID namespace): every process the candidate left, an
-    escaped session and a double fork included, stops on freeze and runs again on thaw."""
+    escaped session and a double fork included, stops on freeze and runs again on thaw; `release`
+    (the baseline is measured, the window passes to its owner) continues the worker alone."""
     import threading
     import uuid
 
@@ -146,6 +152,11 @@ def test_the_zygote_freezes_a_sandboxed_candidates_whole_tree():
             before = [_cpu_ticks(p) for p in pids]
             time.sleep(0.3)
             assert [_cpu_ticks(p) for p in pids] == before
+            worker = _parent(pids[0])  # both are the worker's children: it is their namespace's init
+            assert _parent(pids[1]) == worker and _state(worker) == "T"
+            ev.zygote.release(next(iter(ev.active)))
+            time.sleep(0.3)
+            assert _state(worker) != "T" and [_state(p) for p in pids] == ["T", "T"]
             ev.zygote.thaw()
             time.sleep(0.5)
             assert all(_state(p) != "T" for p in pids) and all(

@@ -200,6 +200,7 @@ class AttemptRun:
             if before is not None:
                 self._phase(f"baseline timed alone ({shape})")
                 before()
+                self.ev.hand_window_to(self.job_id)
             self._phase(f"timed alone ({shape})")
             self.ev.zygote.send(self.job_id, MEASURE)
             return self._wait(MEASURED, self._window_limit_s(estimate_ms), frozen_counts=False)

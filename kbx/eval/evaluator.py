@@ -145,21 +145,29 @@ class Evaluator:
         return evaluate_all(self.evaluate_one, attempts, self.settings.workers, on_record)
 
     def _freeze(self, owner: str, timer: bool):
-        """Stop everyone who could use the GPU but `owner`'s worker (and the timer, with `timer`);
-        the thaw. Judges are stopped first: their work in flight drains while the zygote walks."""
-        judges = [*self.judges.clients, *([] if timer else [self.timer])]
+        """Stop everyone who could use the GPU but `owner`'s worker, or, with `timer`, everyone but
+        the timer (the owner's worker too, so that its threads cannot disturb the baseline) until
+        `hand_window_to(owner)`; the thaw. Judges are stopped first: their work in flight drains
+        while the zygote walks."""
+        judges = self.judges.clients if timer else [*self.judges.clients, self.timer]
         for judge in judges:
             judge.stop()
 
         def thaw() -> None:
             self.zygote.thaw()
-            for judge in judges:
+            for judge in [*self.judges.clients, self.timer]:
                 judge.cont()
 
-        if not self.zygote.freeze({owner} if owner else set()):
+        if not self.zygote.freeze(set() if timer or not owner else {owner}):
             thaw()
             raise FreezeFailed("the worker pool did not confirm that every other candidate was stopped")
         return thaw
+
+    def hand_window_to(self, owner: str) -> None:
+        """In a window opened with the timer running: the baseline is measured, so the timer stops
+        and the owner's worker continues (its child processes stay stopped)."""
+        self.timer.stop()
+        self.zygote.release(owner)
 
     def progress(self) -> str:
         """One line: attempts per stage, and how long the GPU has been held alone so far."""

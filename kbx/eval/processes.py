@@ -142,6 +142,12 @@ class ZygoteClient(_WorkerProcess):
                 break
         return False
 
+    def release(self, job_id: str) -> None:
+        """Continue that job's worker process, its descendants still stopped, after a freeze that
+        stopped it too."""
+        if self.proc is not None:
+            self._send({"op": "release", "id": job_id})
+
     def thaw(self) -> None:
         if self.proc is not None:
             self._send({"op": "thaw"})

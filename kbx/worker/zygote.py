@@ -11,6 +11,8 @@ Protocol, JSON lines. Driver -> zygote on stdin:
     {"op": "signal", "id": ID, "signum": N}  send signal N to the child (pids are the zygote's own)
     {"op": "freeze", "except": [ID], "token": T}  stop every child's whole process tree, and the
                  processes below the `except` children (kbx.worker.freezer); answer "frozen"
+    {"op": "release", "id": ID}          continue that child's own process (not its descendants)
+                 after a freeze that stopped it
     {"op": "thaw"}                       continue what the last freeze stopped
 Zygote -> driver on its protocol fd (the original stdout):
     {"id": ID, "event": "spawned", "pid": P}
@@ -88,6 +90,10 @@ class Zygote:
             self.frozen |= freezer.freeze([c["pid"] for job_id, c in self.children.items() if job_id not in spared],
                                           [c["pid"] for job_id, c in self.children.items() if job_id in spared])
             self.emit(id="", event="frozen", token=msg.get("token", 0), processes=len(self.frozen))
+        elif op == "release" and msg["id"] in self.children:
+            pid = self.children[msg["id"]]["pid"]
+            freezer.thaw({pid} & self.frozen)
+            self.frozen.discard(pid)
         elif op == "thaw":
             freezer.thaw(self.frozen)
             self.frozen = set()
