@@ -119,6 +119,7 @@ class AttemptRun:
         self._phase("preparing a timing")
         ev.zygote.send(self.job_id, "time")
         baselines: dict[str, dict] = {}
+        busy: dict[str, str] = {}  # shape -> the GPU was not quiet while the owner alone could use it
         while True:
             msg = self._wait((PREPARED, "timed"), s.time_timeout_s)
             if msg["event"] not in (PREPARED, "timed"):
@@ -130,11 +131,15 @@ class AttemptRun:
             if measured["event"] != MEASURED:
                 return self._failed_worker(measured, self._window_limit_s(msg["estimate_ms"]), during="timed alone")
             row = measured["row"]
-            if not row.get("quiet", True) and not row.get("hidden_work"):  # the kernel's own hidden work is its fault
-                raise _HarnessFailure(f"shape {shape}: the GPU did not go quiet for the timing (another process "
-                                      "kept using it)")  # fmt: skip
+            if not row.get("quiet", True) and not row.get("hidden_work"):
+                # The timer found the GPU quiet with every process but itself stopped, the owner's
+                # worker included, just before the owner continued: the work is the owner's own.
+                busy[shape] = (f"the GPU stayed busy with other work of the candidate's own process while shape "
+                               f"{shape} was timed (everyone else was stopped)")  # fmt: skip
             self._phase("preparing a timing")
         timed = msg
+        for row in timed["rows"]:
+            row["hidden_work"] = row.get("hidden_work") or busy.get(row["shape"], "")
         self._phase("saving timed outputs")
         saved = self._wait("saved", s.time_timeout_s)
         if saved["event"] != "saved":
@@ -159,12 +164,10 @@ class AttemptRun:
         before it; later attempts at the task reuse it. Raises _HarnessFailure."""
         ev = self.ev
         key = (self.task.id, self.task.spec.version, shape)
-        if key in ev.baselines:
-            return ev.baselines[key], self._window(shape, estimate_ms)
         self._phase(f"waiting for the timer ({shape})")
         with ev.timer_lock:
             if key in ev.baselines:
-                return ev.baselines[key], self._window(shape, estimate_ms)
+                return ev.baselines[key], self._window(shape, estimate_ms, before=self._quiet_probe)
             started = time.perf_counter()
             self._phase(f"baseline ({shape})")
             prepared = ev.timer.request({"op": "baseline_prepare", "task": self.task.id, "digest": self.task.digest,
@@ -190,20 +193,29 @@ class AttemptRun:
             ev.baselines[key] = row
             return row, measured
 
-    def _window(self, shape: str, estimate_ms, before=None) -> dict:
-        """Let the worker measure `shape` with the GPU to itself (after `before`, the baseline's
-        measurement, in the same window when given): its "measured" event, or how it ended."""
+    def _window(self, shape: str, estimate_ms, before) -> dict:
+        """Let the worker measure `shape` with the GPU to itself: the window opens with only the
+        timer running, which first (`before`) measures the baseline or checks that the GPU is
+        quiet, then hands the GPU to the worker. Its "measured" event, or how it ended."""
         self._phase(f"waiting for a window ({shape})")
         waiting = time.perf_counter()
-        with self._exclusive(owner=self.job_id, timer=before is not None):
+        with self._exclusive(owner=self.job_id, timer=True):
             self.stage_s["gpu_wait_s"] += time.perf_counter() - waiting
-            if before is not None:
-                self._phase(f"baseline timed alone ({shape})")
-                before()
-                self.ev.hand_window_to(self.job_id)
+            self._phase(f"timer alone ({shape})")
+            before()
+            self.ev.hand_window_to(self.job_id)
             self._phase(f"timed alone ({shape})")
             self.ev.zygote.send(self.job_id, MEASURE)
             return self._wait(MEASURED, self._window_limit_s(estimate_ms), frozen_counts=False)
+
+    def _quiet_probe(self) -> None:
+        """In a window, before the owner continues: the timer waits for the GPU to go quiet (work
+        that frozen processes had queued drains); if it does not, the GPU is another's and the
+        attempt is redone."""
+        reply = self.ev.timer.request({"op": "quiet", "timing": dataclasses.asdict(self.ev.settings.timing)},
+                                      self.ev.settings.timing.quiet_wait_s + WINDOW_SLACK_S, frozen_counts=False)  # fmt: skip
+        if not reply.get("quiet"):
+            raise _HarnessFailure(reply.get("error") or "the GPU did not go quiet for a timing window")
 
     @contextlib.contextmanager
     def _exclusive(self, owner: str = "", timer: bool = False):

@@ -10,6 +10,8 @@ stdin, one reply on the protocol fd (the original stdout):
     {"op": "baseline_measure", "shape": S, "energy": bool} -> {"row": {...}}   (the reference timed on
         the GPU, as kbx.eval.timing times a candidate: prepared while the GPU is shared, measured
         in the exclusive window the driver holds)
+    {"op": "quiet", "timing": {...}} -> {"quiet": bool, "wait_ms": W}   (the timer, in a window with
+        everyone else frozen: whether the GPU goes quiet, kbx.eval.timing.wait_until_quiet)
     {"op": "load", "outputs": PATH} -> {"ok": true}   read the file for the next compare (CPU only,
         so the driver sends it without holding the GPU)
     {"op": "ping"} -> {"ok": true}
@@ -95,6 +97,12 @@ class Judge:
             return self.baseline_prepare(req)
         if op == "baseline_measure":
             return self.baseline_measure(req)
+        if op == "quiet":
+            from kbx.eval.timing import wait_until_quiet
+            from kbx.eval.timing_policy import TimingPolicy
+
+            quiet, wait_ms = wait_until_quiet(TimingPolicy(**req["timing"]))
+            return {"quiet": quiet, "wait_ms": wait_ms}
         return {"error": f"unknown op {op!r}"}
 
     def baseline_prepare(self, req: dict) -> dict:
