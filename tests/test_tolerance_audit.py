@@ -176,4 +176,4 @@ def test_audit_cli_on_a_gpu_names_the_card_and_its_tf32_settings(kbx_cli, tmp_pa
     text = out.read_text()
     assert text.startswith("# Tolerance audit on ") and "cuDNN convolution TF32 on" in text
     assert "| LinearAlgebra/qr | n512 |" in text and "| Convolution/conv2d |" in text
-    assert "audit error" not in text  # the task's check gets outputs on the GPU, as the judge hands them over
+    assert "| audit error |" not in text  # the task's check gets outputs on the GPU, as the judge hands them over

@@ -72,10 +72,12 @@ TASK = Task(
     perf=[Case(f"n{s}", PERF, {"mkn": (s, s, s), "mode": "uniform", "vec": True}) for s in (1024, 2048, 4096)],
     flops=_flops,
     bytes=_bytes,
-    version=2,  # tolerance widened by the tolerance audit
+    version=3,  # tolerance widened by the tolerance audit, then by the GPU audit
     # audit (docs/TOLERANCES.md): the product's TF32 error passes tanh(sigmoid) and is multiplied by outlier weight2
     # (up to ~40x), reaching 1.5x the 1x allowance on the outlier case; 4x leaves the 2x headroom
-    tolerance=matmul_tolerance(4.0),
+    # GPU audit on an H100 (2026-11-27): the real TF32 product reached 0.56x of the 4x allowance on the
+    # outlier case (HEADROOM needs <= 0.5); 6x leaves the margin
+    tolerance=matmul_tolerance(6.0),
     inplace=True,
     notes="adds `out=` and 1-D weight2/bias cases; fixed randn cases are seeded; TF32 allowance for the product.",
 )

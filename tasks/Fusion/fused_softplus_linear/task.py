@@ -72,6 +72,9 @@ TASK = Task(
     perf=[Case(f"B1_k{k}", PERF, {"shape": (1, k), "out": k, "mode": "standard"}) for k in (8192, 11584, 16384)],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    version=2,  # tolerance widened by the GPU tolerance audit
+    # audit on an H100 (2026-11-27): cuBLAS's TF32 product reached 0.59x of the 1x allowance on one
+    # element of the outlier case (HEADROOM needs <= 0.5); 2x leaves the margin
+    tolerance=matmul_tolerance(2.0),
     notes="TF32-level tolerance on the linear layer.",
 )

@@ -96,13 +96,16 @@ TASK = Task(
     perf=[_case(f"n{n}_k50", PERF, (n, n), 50, "standard") for n in (512, 1024, 1536)],
     flops=_flops,
     bytes=_bytes,
-    version=2,  # tolerance widened by the tolerance audit
+    version=3,  # tolerance widened by the tolerance audit, then by the GPU audit
     # fp32 SVDs of these matrices reconstruct to about 1e-6 absolute (singular values <= 2, gap
     # >= 0.75 at the cut); different algorithms (Jacobi, QR iteration, eigen-solves of A^T A)
     # differ by a few times that, over the default 1e-5 for entries near zero at n = 512.
     # audit: the U S V^T reconstruction in TF32 (tl.dot) misses 1e-4 by up to 5x and reaches 0.52x of a
     # 1x TF32 rms term; 2x that term leaves the 2x headroom
-    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}, rms_atol={"float32": 2 * TF32_RMS_ATOL}),
+    # GPU audit on an H100 (2026-11-27): the real TF32 reconstruction at the n512_k50 perf shape erred by
+    # 7.5e-4 where the bound was 6.4e-4 (ratio 1.17): its error follows the factors' magnitude (entries up
+    # to 1.4), not the output's rms (0.02); 8x the rms term brings it to 0.41
+    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}, rms_atol={"float32": 8 * TF32_RMS_ATOL}),
     notes=(
         "inputs with a known, well-separated spectrum (upstream: randn/rand, ill-separated at the cut); "
         "reconstruction compared (sign-invariant); fp32 atol/rtol 1e-4"

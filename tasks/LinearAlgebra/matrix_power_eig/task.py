@@ -72,11 +72,13 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    version=2,  # tolerance widened by the tolerance audit
+    version=3,  # tolerance widened by the tolerance audit, then by the GPU audit
     # fp32 eigendecompositions of symmetric randn matrices (n = 1024) reproduce A^2 to about
     # 6e-5 * rms(A^2) (measured against fp64); two honest solvers differ by up to twice that and the
     # error grows with n, so 1e-3 * rms leaves room at n = 2048 while wrong answers are far off.
     # audit: rebuilding V diag(L^p) V^T in TF32 (tl.dot) reaches 4.1x of 1e-3 * rms; the TF32 allowance covers it
-    tolerance=Tolerance(rms_atol={"float32": TF32_RMS_ATOL}),
+    # GPU audit on an H100 (2026-11-27): the fp32 reference itself (cuSOLVER's eigensolver) was 1.28x of
+    # that allowance from float64 at n512, where the CPU's LAPACK stays within it; 4x brings it to 0.32
+    tolerance=Tolerance(rms_atol={"float32": 4 * TF32_RMS_ATOL}),
     notes="batched input: one power per matrix (upstream mixed the batch through torch.diag); fp32 +1e-3*rms",
 )

@@ -3,7 +3,8 @@
 kbx departure: upstream's reference is a plain fp32 matmul judged with rmse <= 0.1, which the
 per-row x per-column int8 scheme its prompt describes cannot reach (measured rmse 0.11-0.52), and
 it left rounding, clamping and zero scales unspecified. kbx states one exact quantization
-contract (see `reference` and the description) and compares with the default fp32 tolerance.
+contract (see `reference` and the description) and compares with the default fp32 tolerance plus
+2e-4 x rms(output) (see the tolerance comment).
 An honest kernel following the contract reproduces the reference to the last bit or nearly so;
 a plain fp32 matmul without quantization misses by ~1e-3 relative and fails, as intended.
 The contract is bit-sensitive: v = x / s must be an IEEE round-to-nearest fp32 division (in
@@ -13,7 +14,7 @@ before the floor, since a one-ulp change of v at a half-integer flips a quantize
 
 import torch
 
-from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task
+from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
 
 CLAMP = 10.0  # random inputs are clamped to [-10, 10], as upstream
@@ -93,6 +94,12 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # tolerance widened by the GPU tolerance audit
+    # GPU audit on an H100 (2026-11-27): the fp32 reference itself (its float product of the int8
+    # values, sums beyond fp32's exact integers) was 3.3x the default bound away from float64 at
+    # m512_k1024_n2048, 3e-5 x rms; 2e-4 x rms covers it at K=4096 too, and still rejects a plain fp32
+    # matmul without the quantization (~1e-3 relative)
+    tolerance=Tolerance(rms_atol={"float32": 2e-4}),
     notes=(
         "explicit int8 contract (per-row/per-column scales, round half away, int32 accumulation) "
         "replaces upstream's unreachable rmse thresholds."
