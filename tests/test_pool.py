@@ -39,3 +39,21 @@ def test_attempts_spread_over_members_and_come_back_in_order():
 def test_one_device_gets_a_plain_evaluator():
     with open_evaluator(SETTINGS, [0, 1]) as ev:  # on the CPU there is one device, whatever the list
         assert isinstance(ev, Evaluator)
+
+
+def test_the_hosts_cpus_are_shared_among_every_members_processes(monkeypatch):
+    """Each member's workers, judges and timer get an even share of the host's CPUs as their
+    thread pools (kbx.eval.evaluator.cpu_threads_per_process), so a pool never oversubscribes."""
+    from kbx.eval import evaluator
+
+    monkeypatch.setattr(evaluator.os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert evaluator.cpu_threads_per_process(4) == 4
+    assert evaluator.cpu_threads_per_process(13) == 1 and evaluator.cpu_threads_per_process(40) == 1
+    assert evaluator.cpu_threads_per_process(4, evaluators=2) == 2
+    for name in evaluator.CPU_THREAD_VARS:
+        monkeypatch.delenv(name, raising=False)
+    with EvaluatorPool(SETTINGS, [0, 1]) as pool:
+        # 1 worker + 1 judge + 1 timer per member, two members: 16 CPUs // 6
+        assert all(m.settings.host_share == 2 for m in pool.members)
+        assert {m.zygote.env_extra["OMP_NUM_THREADS"] for m in pool.members} == {"2"}
+        assert pool.members[0].judges.clients[0].env_extra["MKL_NUM_THREADS"] == "2"

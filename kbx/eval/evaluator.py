@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import os
 import random
 import shutil
 import signal
@@ -36,6 +37,9 @@ SECRET_SEED_BITS = 31
 SHM_DIR = "/dev/shm"
 SHM_MIN_FREE_BYTES = 16 * 2**30  # perf-shape outputs of a few concurrent workers must fit
 JUDGES_GPU = 4  # judge processes on a GPU machine, at least: one per two attempts in flight beyond that
+# Thread pools of the libraries the workers and judges compute with (torch's OpenMP, BLAS for the
+# interpreter's numpy): sized by `cpu_threads_per_process`, unless the user set them.
+CPU_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 STACK_DUMP_WAIT_S = 1.0  # for the signalled processes to write their stacks
 STACK_DUMP_CHARS = 3000  # of each log, in a stack dump
 
@@ -67,10 +71,22 @@ class EvalSettings:
     tasks_dir: str = ""
     keep_jobs: bool = False
     sandbox: str = NAMESPACES  # kbx.worker.sandbox: "namespaces", or "none" to run candidates without it
+    host_share: int = 1  # evaluators sharing this host's CPUs (an EvaluatorPool: one per GPU)
 
     @property
     def on_gpu(self) -> bool:
         return self.device == "cuda"
+
+
+def cpu_threads_per_process(processes: int, evaluators: int = 1) -> int:
+    """The host's CPUs shared evenly among the evaluators' processes (workers, judges, timer), at
+    least one each. Left at one thread per core each, they oversubscribe the host many times over
+    and OpenMP's spinning threads starve each other: four concurrent float64 checks of
+    LinearAlgebra/eig at n512 on two cores took 18-21 s each, against 3.3-3.5 s with one thread each
+    (docs/BENCHMARKS.md, 2026-11-27); on an H100 host (16 cores, 13 such processes) that check took
+    226 s in one run."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cpus // max(1, processes * evaluators))
 
 
 def evaluate_all(
@@ -106,13 +122,16 @@ class Evaluator:
         self.secret_seed = rng.getrandbits(SECRET_SEED_BITS) if s.secret_seed else None
         self.ghost_seed = rng.getrandbits(SECRET_SEED_BITS)  # fresh inputs for the Triton-free replay
         env = {"KBX_TASKS_DIR": self.tasks_dir, "KBX_DEVICE": "cuda:0" if s.on_gpu else "cpu", SANDBOX_ENV: s.sandbox}
+        judges = s.judges or (max(JUDGES_GPU, s.workers // 2) if s.on_gpu else 1)
+        threads = str(cpu_threads_per_process(s.workers + judges + 1, s.host_share))
+        env.update({name: threads for name in CPU_THREAD_VARS if name not in os.environ})
         if s.on_gpu:
             env["CUDA_VISIBLE_DEVICES"] = str(s.gpu_index)
         else:
             env["TRITON_INTERPRET"] = "1"
             env["CUDA_VISIBLE_DEVICES"] = ""
         self.zygote = ZygoteClient(env, self.workdir / "zygote.log")
-        self.judges = JudgePool(env, self.workdir, s.judges or (max(JUDGES_GPU, s.workers // 2) if s.on_gpu else 1))
+        self.judges = JudgePool(env, self.workdir, judges)
         self.timer = JudgeClient(env, self.workdir / "timer.log")  # baselines, so verdicts never wait on them
         meter = Telemetry(s.gpu_index) if s.on_gpu else None
         self.gpu_identity = {"gpu_index": s.gpu_index, "gpu_uuid": meter.uuid()} if meter else {}  # in every record

@@ -34,7 +34,8 @@ class EvaluatorPool:
         self.members: list[Evaluator] = []
         try:
             for index in self.gpu_indices:
-                self.members.append(make(dataclasses.replace(settings, gpu_index=index)))
+                self.members.append(make(dataclasses.replace(settings, gpu_index=index,
+                                                             host_share=len(self.gpu_indices))))  # fmt: skip
         except BaseException:
             self.close()
             raise
