@@ -177,7 +177,7 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     device = "cuda" if torch.cuda.is_available() else "cpu"
     names = hw.detect_gpus()
     attempts = bench_attempts(tasks, method, mode, device)
-    report = {"device": names[0] if names else "cpu", "method": method, "gpus": gpus if device == "cuda" else 0,
+    report = {"device": names[0] if names else "cpu", "commit": _commit(), "command": " ".join(sys.argv), "method": method, "gpus": gpus if device == "cuda" else 0,
               "workers_per_gpu": workers, "n_kernels": len(attempts), "runs": [],
               "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
@@ -285,7 +285,8 @@ def summary_data(report: dict, command: str) -> dict:
     """The benchmark's figures as data (docs/bench/eval-<device>-<date>.json): no per-attempt rows."""
     s = summarize(report)
     rep, bw = s.get("repeatability") or {}, s.get("bandwidth") or {}
-    return {"device": report["device"], "commit": _commit(), "date": time.strftime("%Y-%m-%d"), "command": command,
+    return {"device": report["device"], "commit": report.get("commit") or _commit(), "date": time.strftime("%Y-%m-%d"),
+            "command": report.get("command") or command,
             "kernels": report["n_kernels"], "workers_per_gpu": report.get("workers_per_gpu"),
             "statuses": s["statuses"],
             "runs": [{k: v for k, v in r.items()} for r in s["runs"]],

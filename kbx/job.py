@@ -130,6 +130,8 @@ class Job:
                 log_task(result)
                 done[result.task.id] = result
             todo = [t for t in self.tasks if t.id not in done]
+            costs = getattr(evaluator, "costs", None)  # longest first (kbx.eval.costs); the Ray pool has none
+            todo = [todo[i] for i in costs.order([t.id for t in todo])] if costs else todo
             budget = self.llm.budget if self.llm is not None else None
             if budget is not None:  # tasks read back from a cut-short run count against the job's caps
                 for call in (c.call for r in done.values() for c in r.calls):

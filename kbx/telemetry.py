@@ -68,10 +68,17 @@ class Telemetry:
 
     def uuid(self) -> str:
         """The GPU's UUID ("" when NVML cannot say)."""
-        if self.handle is None:
+        return self._text(self.nvml.nvmlDeviceGetUUID if self.handle is not None else None)
+
+    def name(self) -> str:
+        """The GPU's name, e.g. "NVIDIA H100 80GB HBM3" ("" when NVML cannot say)."""
+        return self._text(self.nvml.nvmlDeviceGetName if self.handle is not None else None)
+
+    def _text(self, query) -> str:
+        if query is None:
             return ""
         try:
-            value = self.nvml.nvmlDeviceGetUUID(self.handle)
+            value = query(self.handle)
             return value.decode() if isinstance(value, bytes) else str(value)
         except Exception:  # NVMLError
             return ""

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 from kbx.eval import timing_policy, workdirs
 from kbx.eval.attempt import AttemptRun, tail
+from kbx.eval.costs import AttemptCosts
 from kbx.eval.isolation import require_sandbox
 from kbx.eval.processes import JudgeClient, JudgePool, ZygoteClient, close_all
 from kbx.eval.record import EvalRecord, Status
@@ -91,18 +92,24 @@ def cpu_threads_per_process(processes: int, evaluators: int = 1) -> int:
 
 def evaluate_all(
     evaluate_one: Callable[[Attempt], EvalRecord], attempts: Sequence[Attempt], workers: int,
-    on_record: Callable[[int, EvalRecord], None] | None = None,
+    on_record: Callable[[int, EvalRecord], None] | None = None, costs: AttemptCosts | None = None,
 ) -> list[EvalRecord]:  # fmt: skip
-    """`evaluate_one` over the attempts from `workers` threads; records in input order, and each
-    also handed to `on_record(index, record)` as it comes."""
+    """`evaluate_one` over the attempts from `workers` threads, started longest first by `costs`
+    (kbx.eval.costs), which learn each record's wall time; records in input order, and each also
+    handed to `on_record(index, record)` as it comes."""
     records: list[EvalRecord | None] = [None] * len(attempts)
+    order = costs.order([a.task.id for a in attempts]) if costs else range(len(attempts))
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(evaluate_one, a): i for i, a in enumerate(attempts)}
+        futures = {pool.submit(evaluate_one, attempts[i]): i for i in order}
         for future in concurrent.futures.as_completed(futures):
             i = futures[future]
             records[i] = future.result()
+            if costs:
+                costs.note(records[i].task, records[i].wall_s)
             if on_record:
                 on_record(i, records[i])
+    if costs:
+        costs.save()
     return records  # type: ignore[return-value]
 
 
@@ -135,6 +142,7 @@ class Evaluator:
         self.timer = JudgeClient(env, self.workdir / "timer.log")  # baselines, so verdicts never wait on them
         meter = Telemetry(s.gpu_index) if s.on_gpu else None
         self.gpu_identity = {"gpu_index": s.gpu_index, "gpu_uuid": meter.uuid()} if meter else {}  # in every record
+        self.costs = AttemptCosts((meter.name() or "cuda") if meter else "cpu")
         self.gpu = GpuScheduler(self._freeze if s.on_gpu else None, free_bytes=meter and meter.free_memory_bytes,
                                 min_free_bytes=int(s.min_free_gpu_gb * 2**30))  # fmt: skip
         for client in [*self.judges.clients, self.timer]:
@@ -160,8 +168,8 @@ class Evaluator:
     def evaluate(
         self, attempts: Sequence[Attempt], on_record: Callable[[int, EvalRecord], None] | None = None
     ) -> list[EvalRecord]:
-        """Judge attempts concurrently; records come back in input order."""
-        return evaluate_all(self.evaluate_one, attempts, self.settings.workers, on_record)
+        """Judge attempts concurrently, longest first (kbx.eval.costs); records come back in input order."""
+        return evaluate_all(self.evaluate_one, attempts, self.settings.workers, on_record, self.costs)
 
     def _freeze(self, owner: str, timer: bool):
         """Stop everyone who could use the GPU but `owner`'s worker, or, with `timer`, everyone but

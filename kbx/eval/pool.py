@@ -59,7 +59,13 @@ class EvaluatorPool:
         self, attempts: Sequence[Attempt], on_record: Callable[[int, EvalRecord], None] | None = None
     ) -> list[EvalRecord]:
         """Judge attempts concurrently over every GPU; records come back in input order."""
-        return evaluate_all(self.evaluate_one, attempts, self.settings.workers * len(self.members), on_record)
+        return evaluate_all(self.evaluate_one, attempts, self.settings.workers * len(self.members), on_record,
+                            self.costs)  # fmt: skip
+
+    @property
+    def costs(self):
+        """One device model per pool (hardware.gpus), so one set of costs."""
+        return self.members[0].costs
 
     def evaluate_one(self, attempt: Attempt) -> EvalRecord:
         with self.lock:
