@@ -55,7 +55,7 @@ run: setup
 TEST_WORKERS ?= 2
 
 test: setup
-	$(if $(filter 0,$(TEST_WORKERS)),$(PY) -m pytest -q,$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not serial" && $(PY) -m pytest -q -m serial)
+	$(if $(filter 0,$(TEST_WORKERS)),$(PY) -m pytest -q,$(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile -m "not serial" && $(PY) -m pytest -q -m serial)
 
 check-tasks: setup
 	$(PY) -m kbx.tasks check

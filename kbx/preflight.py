@@ -129,6 +129,11 @@ def check_tracking(uri: str, timeout_s: float = TRACKING_CONNECT_TIMEOUT_S) -> N
     elif scheme == "sqlite" and uri.startswith("sqlite:///"):
         db = Path(uri.removeprefix("sqlite:///"))
         _check_writable(db.parent, f"the directory of the tracking store {uri}")
+    elif (scheme == "file" or ":" not in uri) and os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() != "true":
+        # MLflow 3 refuses new writes to a directory store, after the job's work, with a traceback
+        raise ConfigError(f"tracking_uri={uri}: MLflow no longer writes to a directory (file) store; use "
+                          "sqlite:///PATH/mlflow.db (or leave tracking_uri empty for kbx's store under mlruns/), "
+                          "or set MLFLOW_ALLOW_FILE_STORE=true to write there anyway")  # fmt: skip
 
 
 def _check_http(uri: str, timeout_s: float) -> None:

@@ -123,3 +123,13 @@ def test_database_tracking_store_on_a_closed_port_is_refused():
         preflight.check_tracking(f"postgresql://u:p@127.0.0.1:{closed_port()}/db")
     preflight.check_tracking("")  # the local store needs no server
     assert OmegaConf.is_config(config())
+
+
+def test_a_directory_tracking_store_is_refused_before_any_work(monkeypatch):
+    """MLflow 3 refuses new runs in a file store only when it first writes, after the job's work."""
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    for uri in ("file:///tmp/kbx-runs", "./runs"):
+        with pytest.raises(ConfigError, match="sqlite:///PATH/mlflow.db"):
+            preflight.check_tracking(uri)
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    preflight.check_tracking("file:///tmp/kbx-runs")  # the user's explicit choice
