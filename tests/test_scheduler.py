@@ -18,12 +18,12 @@ class Freezer:
         self.frozen = False
         self.fail = fail
 
-    def __call__(self, owner: str, timer: bool):
+    def __call__(self, owner: str):
         if self.fail:
             raise FreezeFailed("not confirmed")
         assert not self.frozen, "two windows at once"
         self.frozen = True
-        self.log.append(("freeze", owner, timer))
+        self.log.append(("freeze", owner))
 
         def thaw():
             self.frozen = False
@@ -32,14 +32,14 @@ class Freezer:
         return thaw
 
 
-def test_a_window_freezes_everyone_but_its_owner_and_thaws_after():
+def test_a_window_freezes_everyone_and_thaws_after():
     freezer = Freezer()
     gpu = GpuScheduler(freezer)
     with gpu.exclusive("a"):
         assert freezer.frozen
-    with gpu.exclusive(timer=True):
+    with gpu.exclusive():
         pass
-    assert freezer.log == [("freeze", "a", False), ("thaw", "a"), ("freeze", "", True), ("thaw", "")]
+    assert freezer.log == [("freeze", "a"), ("thaw", "a"), ("freeze", ""), ("thaw", "")]
     assert gpu.windows == 2
 
 
@@ -150,4 +150,4 @@ def test_each_gpu_has_its_own_windows():
 
         threading.Thread(target=other).start()
         assert inside_second.wait(2)  # while the first GPU's window is still open
-        assert freezers[0].frozen and freezers[1].log[0] == ("freeze", "b", False)
+        assert freezers[0].frozen and freezers[1].log[0] == ("freeze", "b")

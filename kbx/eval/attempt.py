@@ -199,7 +199,7 @@ class AttemptRun:
         quiet, then hands the GPU to the worker. Its "measured" event, or how it ended."""
         self._phase(f"waiting for a window ({shape})")
         waiting = time.perf_counter()
-        with self._exclusive(owner=self.job_id, timer=True):
+        with self._exclusive(owner=self.job_id):
             self.stage_s["gpu_wait_s"] += time.perf_counter() - waiting
             self._phase(f"timer alone ({shape})")
             before()
@@ -218,11 +218,11 @@ class AttemptRun:
             raise _HarnessFailure(reply.get("error") or "the GPU did not go quiet for a timing window")
 
     @contextlib.contextmanager
-    def _exclusive(self, owner: str = "", timer: bool = False):
+    def _exclusive(self, owner: str = ""):
         """A window on the GPU; its length (not the wait for it) counts as this attempt's exclusive time."""
         window = Window()
         try:
-            with self.ev.gpu.exclusive(owner, timer) as window:
+            with self.ev.gpu.exclusive(owner) as window:
                 yield
         except FreezeFailed as exc:
             raise _HarnessFailure(str(exc)) from exc

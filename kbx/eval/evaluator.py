@@ -171,13 +171,12 @@ class Evaluator:
         """Judge attempts concurrently, longest first (kbx.eval.costs); records come back in input order."""
         return evaluate_all(self.evaluate_one, attempts, self.settings.workers, on_record, self.costs)
 
-    def _freeze(self, owner: str, timer: bool):
-        """Stop everyone who could use the GPU but `owner`'s worker, or, with `timer`, everyone but
-        the timer (the owner's worker too, so that its threads cannot disturb the baseline) until
+    def _freeze(self, owner: str):
+        """Stop everyone who could use the GPU but the timer: the judges and every candidate's whole
+        process tree, `owner`'s too (its threads must not disturb the baseline) until
         `hand_window_to(owner)`; the thaw. Judges are stopped first: their work in flight drains
         while the zygote walks."""
-        judges = self.judges.clients if timer else [*self.judges.clients, self.timer]
-        for judge in judges:
+        for judge in self.judges.clients:
             judge.stop()
 
         def thaw() -> None:
@@ -185,14 +184,14 @@ class Evaluator:
             for judge in [*self.judges.clients, self.timer]:
                 judge.cont()
 
-        if not self.zygote.freeze(set() if timer or not owner else {owner}):
+        if not self.zygote.freeze():
             thaw()
             raise FreezeFailed("the worker pool did not confirm that every other candidate was stopped")
         return thaw
 
     def hand_window_to(self, owner: str) -> None:
-        """In a window opened with the timer running: the baseline is measured, so the timer stops
-        and the owner's worker continues (its child processes stay stopped)."""
+        """In a window, once the timer has measured the baseline or found the GPU quiet: the timer
+        stops and the owner's worker continues (its child processes stay stopped)."""
         self.timer.stop()
         self.zygote.release(owner)
 

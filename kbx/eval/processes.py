@@ -126,13 +126,13 @@ class ZygoteClient(_WorkerProcess):
     def forget(self, job_id: str) -> None:
         self.queues.pop(job_id, None)
 
-    def freeze(self, spared: set[str]) -> bool:
-        """Stop every candidate's process tree except the `spared` jobs'; whether the zygote
-        confirmed it (kbx.worker.freezer). `thaw` undoes it."""
+    def freeze(self) -> bool:
+        """Stop every candidate's whole process tree; whether the zygote confirmed it
+        (kbx.worker.freezer). `release` continues one worker, `thaw` all."""
         if self.proc is None:
             return True  # no zygote yet, so no candidate to stop
         self.freezes += 1
-        self._send({"op": "freeze", "except": sorted(spared), "token": self.freezes})
+        self._send({"op": "freeze", "token": self.freezes})
         deadline = time.monotonic() + FREEZE_TIMEOUT_S
         while (remaining := deadline - time.monotonic()) > 0:
             try:

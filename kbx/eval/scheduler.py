@@ -3,14 +3,14 @@
 Candidates' checks, the preparation of their timings (inputs, the compiling first call), judges'
 comparisons and the timer's preparation all share the GPU. Only measured repetitions need it
 alone, and they get it one perf shape at a time, in a window that the timing budget bounds
-(kbx.eval.timing: about a second). For a window, every process that could touch the GPU other
-than the owner's worker process is frozen: each other candidate's whole process tree and the
-owner's own child processes (through the zygote, kbx.worker.freezer: threads, streams and child
-processes stop too, so no candidate can opt out), and the judges (SIGSTOP). The owner's own
-threads keep running: the timing's host cross-check catches GPU work they hide. The owner waits
-for work already queued on the GPU to drain and checks that each repetition had the GPU alone
-(kbx.eval.timing). Nothing has to cooperate, and nothing waits for a slow check or comparison to
-reach a pause point.
+(kbx.eval.timing: about a second). A window opens with every process that could touch the GPU
+frozen but the timer: each candidate's whole process tree, the owner's included (through the
+zygote, kbx.worker.freezer: threads, streams and child processes stop too, so no candidate can opt
+out), and the judges (SIGSTOP). The timer measures the eager baseline or waits for work already
+queued on the GPU to drain, then stops, and the owner's worker process alone continues
+(kbx.eval.attempt); its child processes stay stopped, its threads run, so GPU work it hides is its
+own, which the timing's checks catch (kbx.eval.timing). Nothing has to cooperate, and nothing
+waits for a slow check or comparison to reach a pause point.
 
 Windows are granted one at a time, and after each one the shared work gets at least
 SHARED_FLOOR of the window's length before the next, so back-to-back windows cannot starve checks.
@@ -40,11 +40,11 @@ class FreezeFailed(RuntimeError):
 
 
 class GpuScheduler:
-    def __init__(self, freeze: Callable[[str, bool], Callable[[], None]] | None,
+    def __init__(self, freeze: Callable[[str], Callable[[], None]] | None,
                  free_bytes: Callable[[], int] | None = None, min_free_bytes: int = 0,
                  clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
-        # freeze(owner job id or "", keep the timer running) stops everyone else and returns the
-        # thaw; None where nothing is ever timed (a CPU), so nothing is frozen.
+        # freeze(owner job id or "") stops everyone but the timer and returns the thaw; None where
+        # nothing is ever timed (a CPU), so nothing is frozen.
         self.freeze = freeze
         # A new check starts only while the device has min_free_bytes free (or none is running):
         # workers beyond what memory holds would fail on allocation, not on their kernels.
@@ -79,9 +79,9 @@ class GpuScheduler:
         return free < 0 or free >= self.min_free_bytes
 
     @contextlib.contextmanager
-    def exclusive(self, owner: str = "", timer: bool = False) -> Iterator[Window]:
-        """The GPU alone for `owner`'s worker (or, with `timer`, for the timer): everyone else
-        frozen until the block ends. Raises FreezeFailed when they could not be stopped. The
+    def exclusive(self, owner: str = "") -> Iterator[Window]:
+        """The GPU alone for the timer, then (handed over) `owner`'s worker: everyone else frozen
+        until the block ends. Raises FreezeFailed when they could not be stopped. The
         Window says, once the block has ended, how long it held the GPU (waiting for it excluded)."""
         window = Window()
         with self.window_lock:
@@ -91,7 +91,7 @@ class GpuScheduler:
                 self.in_window = True
                 self.window_started = started = self.clock()
             try:
-                thaw = self.freeze(owner, timer) if self.freeze else (lambda: None)
+                thaw = self.freeze(owner) if self.freeze else (lambda: None)
                 try:
                     yield window
                 finally:

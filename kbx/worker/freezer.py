@@ -43,13 +43,11 @@ def tree(root: int) -> list[int]:
     return out
 
 
-def freeze(roots: list[int], below: list[int] = ()) -> set[int]:
-    """SIGSTOP every process of every root's tree, and of the trees below each of `below` (the
-    process itself left running); the pids stopped (for `thaw`)."""
+def freeze(roots: list[int]) -> set[int]:
+    """SIGSTOP every process of every root's tree; the pids stopped (for `thaw`)."""
     stopped: set[int] = set()
     for _ in range(MAX_PASSES):
         members = [pid for root in roots for pid in tree(root)]
-        members += [pid for top in below for child in children(top) for pid in tree(child)]
         found = [pid for pid in members if pid not in stopped]
         if not found:
             break

@@ -9,8 +9,8 @@ Protocol, JSON lines. Driver -> zygote on stdin:
     {"op": "send", "id": ID, "text": T}  write T to the child's control pipe (e.g. "time")
     {"op": "kill", "id": ID}             SIGKILL the child's process group
     {"op": "signal", "id": ID, "signum": N}  send signal N to the child (pids are the zygote's own)
-    {"op": "freeze", "except": [ID], "token": T}  stop every child's whole process tree, and the
-                 processes below the `except` children (kbx.worker.freezer); answer "frozen"
+    {"op": "freeze", "token": T}         stop every child's whole process tree (kbx.worker.freezer);
+                 answer "frozen"
     {"op": "release", "id": ID}          continue that child's own process (not its descendants)
                  after a freeze that stopped it
     {"op": "thaw"}                       continue what the last freeze stopped
@@ -86,9 +86,7 @@ class Zygote:
         elif op == "kill" and msg["id"] in self.children:
             _kill_group(self.children[msg["id"]]["pid"])
         elif op == "freeze":
-            spared = set(msg.get("except", []))
-            self.frozen |= freezer.freeze([c["pid"] for job_id, c in self.children.items() if job_id not in spared],
-                                          [c["pid"] for job_id, c in self.children.items() if job_id in spared])
+            self.frozen |= freezer.freeze([c["pid"] for c in self.children.values()])
             self.emit(id="", event="frozen", token=msg.get("token", 0), processes=len(self.frozen))
         elif op == "release" and msg["id"] in self.children:
             pid = self.children[msg["id"]]["pid"]
