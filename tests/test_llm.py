@@ -155,6 +155,7 @@ def test_evaluator_slots_bound_concurrent_evaluate_calls():
     ev = Evaluator.__new__(Evaluator)  # no worker processes: only the slot logic is under test
     ev.settings = EvalSettings(workers=2)
     ev.slots = threading.BoundedSemaphore(2)
+    ev.costs = None  # no ordering by earlier runs' costs (kbx.eval.costs) here
     state = {"active": 0, "peak": 0}
     lock = threading.Lock()
 
