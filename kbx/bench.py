@@ -177,7 +177,8 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     device = "cuda" if torch.cuda.is_available() else "cpu"
     names = hw.detect_gpus()
     attempts = bench_attempts(tasks, method, mode, device)
-    report = {"device": names[0] if names else "cpu", "commit": _commit(), "command": " ".join(sys.argv), "method": method, "gpus": gpus if device == "cuda" else 0,
+    report = {"device": names[0] if names else "cpu", "commit": _commit(), "command": " ".join(sys.argv),
+              "method": method, "gpus": gpus if device == "cuda" else 0,
               "workers_per_gpu": workers, "n_kernels": len(attempts), "runs": [],
               "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip

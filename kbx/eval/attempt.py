@@ -212,8 +212,9 @@ class AttemptRun:
         """In a window, before the owner continues: the timer waits for the GPU to go quiet (work
         that frozen processes had queued drains); if it does not, the GPU is another's and the
         attempt is redone."""
-        reply = self.ev.timer.request({"op": "quiet", "timing": dataclasses.asdict(self.ev.settings.timing)},
-                                      self.ev.settings.timing.quiet_wait_s + WINDOW_SLACK_S, frozen_counts=False)  # fmt: skip
+        timing = self.ev.settings.timing
+        reply = self.ev.timer.request({"op": "quiet", "timing": dataclasses.asdict(timing)},
+                                      timing.quiet_wait_s + WINDOW_SLACK_S, frozen_counts=False)
         if not reply.get("quiet"):
             raise _HarnessFailure(reply.get("error") or "the GPU did not go quiet for a timing window")
 

@@ -32,7 +32,8 @@ class AttemptCosts:
         """Indices of `task_ids` in the order to start them: unknown tasks first, in input order,
         then the known ones from the longest down (ties in input order)."""
         unknown = [i for i, t in enumerate(task_ids) if t not in self.seconds]
-        known = sorted((i for i, t in enumerate(task_ids) if t in self.seconds), key=lambda i: -self.seconds[task_ids[i]])
+        known = [i for i, t in enumerate(task_ids) if t in self.seconds]
+        known.sort(key=lambda i: -self.seconds[task_ids[i]])  # stable: ties keep the input's order
         return unknown + known
 
     def note(self, task_id: str, wall_s: float) -> None:
