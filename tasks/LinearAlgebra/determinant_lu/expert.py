@@ -12,7 +12,9 @@ be faster at large n.
 Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 21.9 / 53.3 / 100 / 165 ms at n = 512 / 1024 / 2048 / 4096
 against eager's 0.98 / 2.07 / 4.88 / 12.5 ms (cuSOLVER's blocked getrf), 0.05x. Launch-bound: 2n + 1 launches
 (1,025 at n512, 21 us each; 8,193 at n4096, 20 us each), one per column and step. The blocked LU of
-kbx/experts/lu.py needs about 5 n / NB launches, but fails on the GPU for now (same page), so it is not used here.
+kbx/experts/lu.py needs about 5 n / NB launches; its race between warps is fixed (H100, 2026-11-27: a solve
+takes 11.9 ms at n1024, 139 ms at n4096), but it does not keep the pivots' sign a determinant needs yet, so it
+is not used here.
 """
 
 import torch
