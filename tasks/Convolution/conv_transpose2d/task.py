@@ -97,7 +97,8 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    version=2,  # tolerance widened by the tolerance audit
-    tolerance=matmul_tolerance(2.0),  # audit: outlier inputs put TF32 error at 0.7x the 1x allowance; 2x for headroom
+    version=3,  # tolerance widened: TF32 tail of the outlier case
+    # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 3.8x the 1x allowance; x8 leaves 2x headroom
+    tolerance=matmul_tolerance(8),
     notes="TF32-sized tolerance (matmul_tolerance); adds dilation and mixed cases; perf batch 2^(i-4), i = 9..11",
 )

@@ -87,6 +87,8 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    version=2,  # tolerance widened: TF32 tail of the outlier case
+    # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 2.0x the 1x allowance; x5 leaves 2x headroom
+    tolerance=matmul_tolerance(5),
     notes="TF32-level tolerance for the convolution; fixed random cases seeded; out= not exercised.",
 )
