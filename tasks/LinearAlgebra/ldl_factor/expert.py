@@ -12,6 +12,9 @@ Right-looking and unblocked, two launches per column k, with no host synchroniza
 Complex Hermitian matrices are handled as (re, im) pairs, with conjugation and a real diagonal as in hetf2.
 A last kernel zeros the strict upper triangle. The math runs in A's dtype (fp32, fp64 or complex64).
 Unblocked: O(n^3) memory traffic and 2n launches; a blocked (sytrf-style) panel would be faster.
+The decision kernel waits at a barrier after the interchange: the threads that then read D and column k
+are not those that wrote them (the defect class measured in kbx/experts/lu.py; this task failed its
+output check at n1024 on an H100 on 2026-11-27, and the barrier awaits a GPU run).
 """
 
 import torch
@@ -135,6 +138,7 @@ def _decide_kernel(a_ptr, piv_ptr, skip_ptr, x_ptr, w_ptr, n, k, CPLX: tl.conste
                 r2, i2 = _ld(a, kp, k, n, True, CPLX)
                 _st(a, kk, k, n, r2, i2, True, CPLX)
                 _st(a, kp, k, n, r1, i1, True, CPLX)
+        tl.debug_barrier()  # the interchange's stores, by other threads, before D and column k are read
         xb = x_ptr + b * n * 4  # x and w: (n, 2 columns, re/im) per matrix
         wb = w_ptr + b * n * 4
         if kstep == 1:

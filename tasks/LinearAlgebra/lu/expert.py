@@ -9,6 +9,11 @@ Three elementwise kernels then write P (P[perm[j], j] = 1), the unit lower L and
 zeros outside their triangles. An exactly zero pivot gives multipliers of 0 (torch does the same for
 an exactly zero column). The math runs in A's dtype (fp32 or fp64); batches run side by side.
 Unblocked, it re-reads the trailing block every step (O(m n^2) memory traffic, 2 launches per column).
+
+The pivot kernel waits at a barrier between the row swap and the reads of the pivot and column k: the
+threads that read them are not those that wrote them, and without it a warp could divide by the pre-swap
+pivot (on an H100, 2026-11-27, |L| reached 82.6 at n1024, where partial pivoting keeps it at most 1; the
+same defect class as kbx/experts/lu.py, whose fix was measured there; this one awaits a GPU run).
 """
 
 import torch
@@ -47,6 +52,7 @@ def _pivot_kernel(w_ptr, perm_ptr, m, n, k, PIVOT: tl.constexpr, BLOCK: tl.const
             pk = tl.load(perm_ptr + b * m + k)
             tl.store(perm_ptr + b * m + k, tl.load(perm_ptr + b * m + best))
             tl.store(perm_ptr + b * m + best, pk)
+        tl.debug_barrier()  # the swap's stores, by other threads, before the pivot and column k are read
     pivot = tl.load(base + k * n + k)
     safe = tl.where(pivot == 0.0, 1.0, pivot)
     for start in range(k + 1, m, BLOCK):
