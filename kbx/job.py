@@ -96,6 +96,7 @@ class Job:
         tasks with a FINISHED child run are read back, not rerun; the others are run."""
         ray = self.ray_settings()
         with open_evaluator(self.eval_settings(), self.hardware.indices, ray) as evaluator:
+            evaluator.start()  # its processes import torch while the tracking store is opened
             self.devices = len(getattr(evaluator, "members", ())) or 1
             if ray and self.hardware.device == "cuda":
                 self.hardware = dataclasses.replace(self.hardware, gpu_name=evaluator.gpu_name)

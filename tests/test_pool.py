@@ -57,3 +57,18 @@ def test_the_hosts_cpus_are_shared_among_every_members_processes(monkeypatch):
         assert all(m.settings.host_share == 2 for m in pool.members)
         assert {m.zygote.env_extra["OMP_NUM_THREADS"] for m in pool.members} == {"2"}
         assert pool.members[0].judges.clients[0].env_extra["MKL_NUM_THREADS"] == "2"
+
+
+def test_start_launches_the_processes_before_the_first_attempt():
+    """kbx.run starts every member's zygote and judges at once (Evaluator.start), so their imports
+    overlap its MLflow start; on the CPU the timer, which only times on a GPU, stays unstarted."""
+    with EvaluatorPool(SETTINGS, [0, 1]) as pool:
+        assert all(m.zygote.proc is None for m in pool.members)  # lazily started otherwise
+        pool.start()
+        for member in pool.members:
+            assert member.zygote.proc.poll() is None
+            assert all(judge.proc.poll() is None for judge in member.judges.clients)
+            assert member.timer.proc is None
+        ping = pool.members[0].judges.clients[0].request({"op": "ping"}, timeout_s=120)
+        assert "error" not in ping
+    assert all(m.zygote.proc.poll() is not None for m in pool.members)  # closed with the pool

@@ -157,6 +157,13 @@ class Evaluator:
     def __enter__(self) -> Evaluator:
         return self
 
+    def start(self) -> None:
+        """Start the zygote and the judges now (on a GPU the timer too, which only times there) rather
+        than at the first attempt, so that their imports (torch; CUDA on a GPU) overlap what the
+        caller does before judging: kbx.run imports MLflow and looks for a run to resume meanwhile."""
+        for process in [self.zygote, *self.judges.clients, *([self.timer] if self.settings.on_gpu else [])]:
+            process.start()
+
     def __exit__(self, *exc) -> None:
         self.close()
 

@@ -45,6 +45,10 @@ class EvaluatorPool:
         self.loads = [0] * len(self.members)
         self.lock = threading.Lock()
 
+    def start(self) -> None:
+        for member in self.members:
+            member.start()
+
     def __enter__(self) -> EvaluatorPool:
         return self
 

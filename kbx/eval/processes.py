@@ -53,6 +53,11 @@ class _WorkerProcess:
     def _started(self, proc: subprocess.Popen) -> None:
         raise NotImplementedError
 
+    def start(self) -> None:
+        """Start the process now; otherwise its first request starts it."""
+        with self.lock:
+            self._ensure()
+
     def close(self) -> None:
         close_all([self])
 

@@ -71,6 +71,7 @@ class EvaluatorActor:
             settings = dataclasses.replace(settings, gpu_index=int(ray.get_gpu_ids()[0]))
         self.ev = Evaluator(settings)
         self.ev.secret_seed, self.ev.ghost_seed = secret_seed, ghost_seed
+        self.ev.start()  # an actor exists to judge: its processes start while the driver gets ready
         self.tasks = discover(self.ev.tasks_dir)
         self.judged = 0
         self.lock = threading.Lock()
@@ -202,6 +203,9 @@ class RayEvaluatorPool:
     def gpu_name(self) -> str:
         """The GPU model every actor judges on ("" on the CPU)."""
         return self.members[0].info.get("gpu_name", "") if self.members else ""
+
+    def start(self) -> None:
+        """Nothing to do: each actor started its Evaluator's processes when it was made."""
 
     def __enter__(self) -> RayEvaluatorPool:
         return self
