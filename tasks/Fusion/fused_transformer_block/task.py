@@ -65,7 +65,8 @@ def plausible(call: Call, got) -> str | None:
     entry of D as kept (closer to S / (1 - p)) or dropped (closer to 0), requires the output to match the
     block recomputed with that mask within the tolerance, and tests the keep rate (6 binomial sd, overall
     and per half) over entries whose kept value is not tiny. Otherwise checks structure only: finite
-    output, per-row mean ~0 and variance ~1, and not (for most rows) the dropout-free result.
+    output, per-row mean ~0 and variance ~1, and, over the rows that dropout moves by more than INFORMATIVE
+    tolerances, not (for most of them) the dropout-free result.
     """
     x, w1, w2, r = (t.detach().cpu().double() for t in call.args)
     p = float(call.kwargs.get("dropout_p", 0.1))
@@ -94,9 +95,9 @@ def plausible(call: Call, got) -> str | None:
         # where it is INFORMATIVE times the tolerance can tell a dropout output from the dropout-free one.
         moved_sd = (p / (1.0 - p) * (s.square() @ w2.square().mean(-1))).sqrt() / v0.std(-1, correction=0)
         informative = moved_sd > INFORMATIVE * (atol + rms_atol)
-        if (1.0 - p) ** d_k < 0.01 and float((same & informative).sum()) > 0.5 * float(informative.sum()) > 0:
-            return (f"{int((same & informative).sum())} of {int(informative.sum())} rows where dropout shows "
-                    "equal the dropout-free result")
+        n_informative, n_same = int(informative.sum()), int((same & informative).sum())
+        if (1.0 - p) ** d_k < 0.01 and n_informative and n_same > 0.5 * n_informative:
+            return f"{n_same} of {n_informative} rows where dropout shows equal the dropout-free result"
         return ""
     kept_val = s / (1.0 - p)
     rows = gg.shape[0]
