@@ -131,7 +131,7 @@ class Job:
                 log_task(result)
                 done[result.task.id] = result
             todo = [t for t in self.tasks if t.id not in done]
-            costs = getattr(evaluator, "costs", None)  # longest first (kbx.eval.costs); the Ray pool has none
+            costs = getattr(evaluator, "costs", None)  # longest first (kbx.eval.costs)
             todo = [todo[i] for i in costs.order([t.id for t in todo])] if costs else todo
             budget = self.llm.budget if self.llm is not None else None
             if budget is not None:  # tasks read back from a cut-short run count against the job's caps

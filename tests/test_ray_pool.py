@@ -117,6 +117,8 @@ def test_actors_judge_with_one_set_of_seeds(ray_local):
     assert [r.status.value for r in records] == ["ok", "no_triton", "crashed", "ok"]  # the segfault killed a worker only
     assert all(judged) and sum(judged) == len(plan)  # both actors judged, each attempt once
     assert {(i["secret_seed"], i["ghost_seed"]) for i in infos} == {(p.secret_seed, p.ghost_seed)}
+    assert {i["host_share"] for i in infos} == {RAY_CPUS}  # the node's CPUs are shared by as many actors as fit
+    assert p.costs.device == "cpu" and set(p.costs.seconds) >= {"Math/zoo_scale_add"}  # longest first next time
     assert p.secret_seed is not None and os.getpid() not in {i["pid"] for i in infos}
     assert all(not os.path.exists(i["workdir"]) for i in infos)  # close() closed each actor's Evaluator
 

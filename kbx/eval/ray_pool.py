@@ -9,6 +9,9 @@ registry, checked at start to hold the same tasks at the same versions as the dr
 One run, one set of seeds: the driver draws the secret and ghost seeds and hands them to every
 actor, so every task is judged on the same inputs wherever it runs.
 
+As in the local pool (kbx.eval.pool), attempts start longest first (kbx.eval.costs, kept by the
+driver per GPU model), and the actors of one node share its CPUs evenly (`EvalSettings.host_share`).
+
 Failover: an actor that dies mid-attempt (its process killed, its node lost) is marked dead and the
 attempt goes to a live actor, so the run neither loses nor duplicates a record (the dead actor's
 verdict, if it had one, never arrived). When no actor is left, the attempt fails with RayPoolError.
@@ -29,6 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kbx.errors import ConfigError
+from kbx.eval.costs import AttemptCosts
 from kbx.eval.evaluator import SECRET_SEED_BITS, Attempt, EvalSettings, Evaluator, evaluate_all
 from kbx.eval.record import EvalRecord
 
@@ -65,10 +69,11 @@ class EvaluatorActor:
     def __init__(self, settings: EvalSettings, secret_seed: int | None, ghost_seed: int) -> None:
         from kbx.tasks.registry import discover
 
-        if settings.on_gpu:  # Ray sets CUDA_VISIBLE_DEVICES to the GPU it reserved; NVML wants that index
-            import ray
+        import ray
 
+        if settings.on_gpu:  # Ray sets CUDA_VISIBLE_DEVICES to the GPU it reserved; NVML wants that index
             settings = dataclasses.replace(settings, gpu_index=int(ray.get_gpu_ids()[0]))
+        settings = dataclasses.replace(settings, host_share=actors_per_node(ray, settings.on_gpu))
         self.ev = Evaluator(settings)
         self.ev.secret_seed, self.ev.ghost_seed = secret_seed, ghost_seed
         self.ev.start()  # an actor exists to judge: its processes start while the driver gets ready
@@ -85,6 +90,7 @@ class EvaluatorActor:
         return {"host": socket.gethostname(), "pid": os.getpid(), "workdir": str(self.ev.workdir),
                 "gpu_index": s.gpu_index, "gpu_name": gpus[s.gpu_index] if len(gpus) > s.gpu_index else "",
                 "secret_seed": self.ev.secret_seed, "ghost_seed": self.ev.ghost_seed, "judged": self.judged,
+                "host_share": s.host_share,
                 "tasks": {task_id: t.spec.version for task_id, t in self.tasks.items()}}  # fmt: skip
 
     def evaluate(self, task_id: str, code: str, label: str) -> EvalRecord:
@@ -104,6 +110,15 @@ class EvaluatorActor:
 
     def close(self) -> None:
         self.ev.close()
+
+
+def actors_per_node(ray, on_gpu: bool) -> int:
+    """How many pool actors can share this actor's node: one per GPU of it (per CPU on the CPU), as
+    the pool places them by default. Each Evaluator sizes its processes' CPU threads by it, so two
+    actors of a 2-GPU node do not each take every core (kbx.eval.evaluator.cpu_threads_per_process)."""
+    node = ray.get_runtime_context().get_node_id()
+    resources = next((n["Resources"] for n in ray.nodes() if n["NodeID"] == node), {})
+    return max(1, int(resources.get("GPU" if on_gpu else "CPU", 1)))
 
 
 @dataclasses.dataclass
@@ -130,6 +145,7 @@ class RayEvaluatorPool:
         self.settings = settings
         self.ray_settings = ray_settings
         self.members: list[_Member] = []
+        self.costs: AttemptCosts | None = None  # longest first, once the actors have said which GPU they judge on
         self.failovers: list[tuple[str, int]] = []  # (label, dead actor's index) for every re-dispatch
         self.cond = threading.Condition()
         self.owns_ray = not ray.is_initialized()  # a pool that started Ray stops it; one that joined does not
@@ -169,6 +185,7 @@ class RayEvaluatorPool:
             member.info = info
         self._check_suite()
         self._check_gpus()
+        self.costs = AttemptCosts(self.gpu_name or ("cuda" if s.on_gpu else "cpu"))
         log.info("Ray evaluation pool: %s", "; ".join(m.name for m in self.members))
 
     def _check_suite(self) -> None:
@@ -231,8 +248,9 @@ class RayEvaluatorPool:
     def evaluate(
         self, attempts: Sequence[Attempt], on_record: Callable[[int, EvalRecord], None] | None = None
     ) -> list[EvalRecord]:
-        """Judge attempts concurrently over every actor; records come back in input order."""
-        return evaluate_all(self.evaluate_one, attempts, self.settings.workers * len(self.members), on_record)
+        """Judge attempts concurrently over every actor, longest first; records come back in input order."""
+        return evaluate_all(self.evaluate_one, attempts, self.settings.workers * len(self.members), on_record,
+                            self.costs)  # fmt: skip
 
     def evaluate_one(self, attempt: Attempt) -> EvalRecord:
         """Judge on a live actor; if that actor dies first, on another, until one answers or none is left."""
