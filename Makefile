@@ -9,8 +9,9 @@
 # .[analysis] (pandas, statsmodels, matplotlib) and .[ui] (the full MLflow, for `make ui`).
 #   make findings - docs/FINDINGS.md and its plots (docs/findings/*.png) from the committed records
 #                (docs/findings/records.csv, written by `python -m analysis export`); no GPU, no network
-#   make wheelhouse [PYVER=3.12] [PLATFORM=manylinux_2_28_x86_64] [WHEELHOUSE=wheelhouse]
+#   make wheelhouse [PYVER=3.12] [PLATFORM=manylinux_2_28_x86_64] [WHEELHOUSE=wheelhouse] [NODE_EXTRAS=cluster]
 #              - on a machine with internet: the wheels a GPU node without internet needs
+#                (NODE_EXTRAS=cluster adds Ray, for eval.backend=ray)
 #                (scripts/wheelhouse.py; install there with scripts/node_install.sh WHEELHOUSE)
 
 PYTHON ?= python3
@@ -29,6 +30,7 @@ SERVICES_STAMP := $(VENV)/.kbx-services-installed
 PYVER ?= 3.12
 PLATFORM ?= manylinux_2_28_x86_64
 WHEELHOUSE ?= wheelhouse
+NODE_EXTRAS ?=
 
 .PHONY: setup run test check-tasks ui findings clean services services-deps services-stop services-status wheelhouse
 
@@ -87,7 +89,7 @@ findings: setup
 
 # Needs only a Python with pip and internet (no .venv): pip downloads for the target, not for this machine.
 wheelhouse:
-	$(PYTHON) scripts/wheelhouse.py --python-version $(PYVER) --platform $(PLATFORM) --out $(WHEELHOUSE) --pack $(WHEELHOUSE).tar.xz
+	$(PYTHON) scripts/wheelhouse.py --python-version $(PYVER) --platform $(PLATFORM) --out $(WHEELHOUSE) --pack $(WHEELHOUSE).tar.xz --extras '$(NODE_EXTRAS)'
 
 clean:
 	rm -rf $(VENV) outputs multirun .pytest_cache

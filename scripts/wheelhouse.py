@@ -18,6 +18,11 @@ steps make the rest small enough to carry with the checkout (a 64 MiB limit was 
   only: `import litellm` and a completion run with both boto3 and the extension made unimportable.
   The wheel is rewritten without the three, under the local version `+kbx.slim` so
   that it never passes for upstream's; --full-litellm keeps upstream's wheel (and boto3).
+- With --extras cluster, Ray's wheel (79 MB) is slimmed the same way: without `ray/jars/` (32 MB
+  packed: the Java worker, for Java and cross-language tasks, which kbx never runs) and the
+  dashboard's JavaScript source maps. On two H200s (2026-11-27) kbx.run's Ray pool judged the whole
+  suite with this wheel. The slim wheel keeps every file's mode, so Ray's executables (raylet,
+  gcs_server) stay executable.
 - --pack ARCHIVE also writes the wheels as one .tar.xz, each wheel stored uncompressed inside it
   so that xz compresses across them (about a third smaller than the wheels' own zip compression;
   the files inside every wheel, and so its RECORD, are unchanged). scripts/node_install.sh takes
@@ -51,6 +56,8 @@ XZ_PRESET = 6  # xz's default
 # litellm's optional native extension, and the web UI of its proxy server (which kbx never runs)
 LITELLM_UNUSED = re.compile(r"^litellm/(rust_bridge/_native[^/]*\.so|proxy/_experimental/out/.*)$")
 LITELLM_DROPPED_REQUIRES = ("boto3",)
+RAY_UNUSED = re.compile(r"^ray/(jars/.*|dashboard/client/build/.*\.map)$")  # the Java worker; JS source maps
+SLIMMED = {"litellm": (LITELLM_UNUSED, LITELLM_DROPPED_REQUIRES), "ray": (RAY_UNUSED, ())}  # name -> what goes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     target = target_flags(args.python_version, args.platform)
     pip(["wheel", "--no-deps", "--wheel-dir", str(out), ANTLR])
     constraints: list[str] = []
-    if not args.full_litellm:
-        constraints.append(slim_litellm_into(out, litellm_requirement(requirements), target))
+    for name, (drop_files, drop_requires) in SLIMMED.items():
+        requirement = next((r for r in requirements if requirement_name(r) == name), None)
+        if requirement and not (name == "litellm" and args.full_litellm):
+            constraints.append(slim_into(out, requirement, target, drop_files, drop_requires))
     with tempfile.TemporaryDirectory() as tmp:
         req_file = write_lines(Path(tmp) / "requirements.txt", [*requirements, *BUILD_TOOLS])
         con_file = write_lines(Path(tmp) / "constraints.txt", constraints)
@@ -108,10 +117,6 @@ def requirement_name(requirement: str) -> str:
     return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower()
 
 
-def litellm_requirement(requirements: list[str]) -> str:
-    return next(r for r in requirements if requirement_name(r) == "litellm")
-
-
 def target_flags(python_version: str, platform: str) -> list[str]:
     abi = "cp" + python_version.replace(".", "")
     platforms = [flag for p in compatible_platforms(platform) for flag in ("--platform", p)]
@@ -138,13 +143,15 @@ def write_lines(path: Path, lines: list[str]) -> Path:
     return path
 
 
-def slim_litellm_into(out: Path, requirement: str, target: list[str]) -> str:
-    """Download upstream's litellm wheel, write the slim one into `out`, and return its pin."""
+def slim_into(out: Path, requirement: str, target: list[str], drop_files: re.Pattern[str],
+              drop_requires: tuple[str, ...]) -> str:  # fmt: skip
+    """Download upstream's wheel for `requirement`, write the slim one into `out`, and return its pin."""
+    name = requirement_name(requirement)
     with tempfile.TemporaryDirectory() as tmp:
         pip(["download", "--no-deps", "--dest", tmp, requirement, *target])
-        (upstream,) = Path(tmp).glob("litellm-*.whl")
-        slim = slim_wheel(upstream, out, LITELLM_UNUSED, LITELLM_DROPPED_REQUIRES)
-    return f"litellm=={wheel_version(slim)}"
+        (upstream,) = Path(tmp).glob(f"{name}-*.whl")
+        slim = slim_wheel(upstream, out, drop_files, drop_requires)
+    return f"{name}=={wheel_version(slim)}"
 
 
 def wheel_version(wheel: Path) -> str:
@@ -167,7 +174,9 @@ def slim_wheel(wheel: Path, out: Path, drop_files: re.Pattern[str], drop_require
             path = item.filename.replace(old_info, new_info, 1)
             if path == new_info + "METADATA":
                 data = slim_metadata(data.decode(), slim_version, drop_requires).encode()
-            dst.writestr(zipfile.ZipInfo(path, item.date_time), data, zipfile.ZIP_DEFLATED)
+            info = zipfile.ZipInfo(path, item.date_time)
+            info.external_attr = item.external_attr  # the file's mode: executables stay executable
+            dst.writestr(info, data, zipfile.ZIP_DEFLATED)
             records.append(f"{path},sha256={record_hash(data)},{len(data)}")
         records.append(f"{new_info}RECORD,,")
         dst.writestr(new_info + "RECORD", "".join(f"{r}\n" for r in records), zipfile.ZIP_DEFLATED)

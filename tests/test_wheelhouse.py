@@ -1,8 +1,9 @@
-"""scripts/wheelhouse.py: the slimmed litellm wheel and the packed archive are wheels pip installs as they are."""
+"""scripts/wheelhouse.py: the slimmed litellm and Ray wheels and the packed archive are wheels pip installs as they are."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 import tarfile
@@ -34,8 +35,14 @@ def upstream_like_wheel(folder: Path) -> Path:
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in files.items():
             z.writestr(name, data)
+        tool = zipfile.ZipInfo("litellm/bin/tool")  # an executable, as Ray ships raylet and gcs_server
+        tool.external_attr = EXECUTABLE << 16
+        z.writestr(tool, b"#!/bin/sh\necho tool\n")
         z.writestr("litellm-1.106.2.dist-info/RECORD", "")
     return wheel
+
+
+EXECUTABLE = 0o100755  # a regular file, rwxr-xr-x
 
 
 def test_slim_wheel_drops_the_unused_parts_and_installs(tmp_path):
@@ -55,7 +62,15 @@ def test_slim_wheel_drops_the_unused_parts_and_installs(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--target",
                     str(target), str(slim)], check=True)  # fmt: skip
     assert (target / "litellm" / "__init__.py").read_bytes() == b"VERSION = 1\n"
+    assert os.access(target / "litellm" / "bin" / "tool", os.X_OK)  # the mode survives the rewrite
     assert (target / "litellm-1.106.2+kbx.slim.dist-info").is_dir()
+
+
+def test_ray_loses_only_its_java_worker_and_source_maps():
+    drops = wheelhouse.SLIMMED["ray"][0].match
+    assert drops("ray/jars/ray_dist.jar") and drops("ray/dashboard/client/build/static/js/main.84605326.js.map")
+    assert not any(drops(f) for f in ("ray/_raylet.so", "ray/core/src/ray/raylet/raylet",
+                                      "ray/dashboard/client/build/static/js/main.84605326.js", "ray/__init__.py"))  # fmt: skip
 
 
 def test_packed_wheels_hold_the_same_files(tmp_path):
