@@ -1,10 +1,14 @@
 """EvaluatorPool: one Evaluator per GPU, attempts spread over them. Exercised here with two CPU
-members (each a real zygote and judge); the two-GPU throughput run is in docs/BENCHMARKS.md."""
+members (each a real zygote and judge) and two fake GPUs' schedulers; the two-GPU throughput runs
+are in docs/BENCHMARKS.md. Also evaluate_all's interrupt: queued attempts never start."""
 
 from __future__ import annotations
 
+import threading
+
 from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
 from kbx.eval.pool import EvaluatorPool, open_evaluator
+from kbx.eval.scheduler import GpuScheduler
 from kbx.tasks import discover
 from tests.conftest import FIXTURE_TASKS, REPO
 
@@ -72,3 +76,58 @@ def test_start_launches_the_processes_before_the_first_attempt():
         ping = pool.members[0].judges.clients[0].request({"op": "ping"}, timeout_s=120)
         assert "error" not in ping
     assert all(m.zygote.proc.poll() is not None for m in pool.members)  # closed with the pool
+
+
+def test_each_gpu_has_its_own_schedule_and_no_window_waits_for_another_gpus():
+    """Nothing host-wide serialises timings: every member owns its scheduler (windows, memory
+    admission), timer and timer lock, and one GPU's exclusive window neither waits for nor freezes
+    another's (two fake GPUs' schedulers, windows held at once from two threads)."""
+    with EvaluatorPool(SETTINGS, [0, 1]) as pool:
+        a, b = pool.members
+        assert [m.settings.gpu_index for m in pool.members] == [0, 1]
+        assert a.gpu is not b.gpu and a.timer is not b.timer and a.timer_lock is not b.timer_lock
+        assert a.judges is not b.judges and a.zygote is not b.zygote
+
+    frozen: list[tuple[int, str]] = []
+    gpus = [GpuScheduler(lambda owner, i=i: (frozen.append((i, owner)), lambda: None)[1]) for i in range(2)]
+    both_inside = threading.Barrier(2, timeout=10)  # broken (an error) unless both windows are open at once
+
+    def time_on(i: int) -> None:
+        with gpus[i].exclusive(f"job{i}"):
+            both_inside.wait()
+
+    threads = [threading.Thread(target=time_on, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert not both_inside.broken and sorted(frozen) == [(0, "job0"), (1, "job1")]  # each froze only its own
+    assert [g.windows for g in gpus] == [1, 1]
+
+
+def test_an_interrupt_starts_no_queued_attempt():
+    """Ctrl-C while judging: the attempts still queued never start (a plain executor would run them
+    all before the interrupt got through; the H200 bench took 65 s to stop)."""
+    import time
+    from types import SimpleNamespace
+
+    from kbx.eval.evaluator import evaluate_all
+
+    started: list[int] = []
+
+    def evaluate_one(i: int):
+        started.append(i)
+        time.sleep(0.2)
+        return SimpleNamespace(task=str(i), wall_s=0.2)
+
+    def interrupt(i, record):
+        raise KeyboardInterrupt
+
+    workers = 2
+    try:
+        evaluate_all(evaluate_one, list(range(20)), workers, interrupt)
+    except KeyboardInterrupt:
+        pass
+    time.sleep(0.5)  # those in flight finish; nothing queued may follow them
+    # the first `workers`, and at most one more per worker that freed up before the interrupt
+    assert len(started) <= 2 * workers, started

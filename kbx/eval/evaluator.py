@@ -99,7 +99,8 @@ def evaluate_all(
     handed to `on_record(index, record)` as it comes."""
     records: list[EvalRecord | None] = [None] * len(attempts)
     order = costs.order([a.task.id for a in attempts]) if costs else range(len(attempts))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
         futures = {pool.submit(evaluate_one, attempts[i]): i for i in order}
         for future in concurrent.futures.as_completed(futures):
             i = futures[future]
@@ -108,6 +109,12 @@ def evaluate_all(
                 costs.note(records[i].task, records[i].wall_s)
             if on_record:
                 on_record(i, records[i])
+    except BaseException:
+        # Ctrl-C or a failure: no queued attempt starts (a plain `with` would run them all before
+        # raising); those in flight end when the caller closes the evaluator.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     if costs:
         costs.save()
     return records  # type: ignore[return-value]
