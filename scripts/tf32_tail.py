@@ -1,12 +1,14 @@
-"""The tail of TF32 error on a convolution task's outlier case, over many seeds, on the CPU.
+"""The tail of TF32 error on a convolution or linear task's outlier case, over many seeds, on the CPU.
 
     .venv/bin/python scripts/tf32_tail.py [--seeds N] [--model exact|truncated] TASK_ID ...
 
 The tolerance audit (kbx.tasks.audit) models a TF32 kernel at one seed per case. kbx draws a secret
 seed per run, so what matters is the tail over seeds: on an H100 (2026-11-27) the expert kernels of
 fused_gelu_conv2d and fused_relu_conv2d, which pass on most seeds, failed one element of 16,384 on the
-outlier case of one run's seed. Here a TF32 kernel is the task's reference with the convolution's
-input and weight (its 4-d fp32 tensors) rounded to nearest TF32, in float64 otherwise, compared with:
+outlier case of one run's seed (and on an H200, fused_softplus_linear). Here a TF32 kernel is the
+task's reference with the product's operands (its fp32 tensors of two or more dimensions: a
+convolution's input and weight, a linear layer's input and weight; not a bias) rounded to nearest
+TF32, in float64 otherwise, compared with:
 - exact: the reference on the exact fp32 operands, as on a GPU whose eager convolution keeps fp32;
 - truncated: the reference with the operands truncated to TF32 (two TF32 kernels that round
   differently; a pessimistic bound, which the GPU runs do not show).
@@ -24,7 +26,7 @@ from kbx.eval.compare import allowance
 from kbx.tasks import discover
 from kbx.tasks.audit import TF32_DROPPED_BITS, round_to_tf32
 
-CONV_DIMS = 4  # NCHW input and (C_out, C_in, kh, kw) weight: the operands a TF32 convolution rounds
+PRODUCT_MIN_DIMS = 2  # the operands a TF32 product rounds: (M, K) and (N, K), or NCHW and (C_out, C_in, kh, kw)
 
 
 def truncate_to_tf32(x: torch.Tensor) -> torch.Tensor:
@@ -35,7 +37,7 @@ def worst_ratio(info, case, seed: int, model: str) -> float:
     call = info.spec.make_inputs(case.params, torch.Generator().manual_seed(seed), "cpu")
 
     def operands(rounding):
-        return [rounding(a).double() if isinstance(a, torch.Tensor) and a.dim() == CONV_DIMS
+        return [rounding(a).double() if isinstance(a, torch.Tensor) and a.dim() >= PRODUCT_MIN_DIMS
                 else (a.double() if isinstance(a, torch.Tensor) else a) for a in call.args]  # fmt: skip
 
     kwargs = {k: (v.double() if isinstance(v, torch.Tensor) else v) for k, v in call.kwargs.items()}
