@@ -13,6 +13,9 @@ runs; `make test` hands each category to one of its processes as one unit of wor
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -77,6 +80,30 @@ def test_expert_passes(expert_record, task_id):
     assert record.triton_launches > 0
     if record.status is Status.OK:
         assert record.cases_passed == record.cases_total > 0
+
+
+DETERMINANT_PAST_FP32 = """
+import importlib.util, torch
+spec = importlib.util.spec_from_file_location("expert", "tasks/LinearAlgebra/determinant_via_qr/expert.py")
+expert = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(expert)
+device = "cuda" if torch.cuda.is_available() else "cpu"
+a = torch.diag(torch.tensor([4.0] * 65 + [0.25] * 64, device=device))
+print(expert.determinant_via_qr(a).item())
+"""
+
+
+def test_determinant_via_qr_multiplies_past_fp32s_range():
+    """det 4, but the product of the first 65 pivots is 2^130, past fp32's largest (about 2^128): the
+    fp32 product gave inf here and NaN at the task's n4096 on an H100 (its partial products reach
+    3.5e55). In a process of its own, since the interpreter is chosen per process (on a CPU)."""
+    import torch
+
+    env = {**os.environ, **({} if torch.cuda.is_available() else {"TRITON_INTERPRET": "1"})}
+    out = subprocess.run([sys.executable, "-c", DETERMINANT_PAST_FP32], cwd=REPO, env=env, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.split()[-1]) == 4.0
 
 
 # Module-level names a @triton.jit body may read, besides imports, functions and classes: those

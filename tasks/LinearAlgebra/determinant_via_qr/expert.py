@@ -5,7 +5,8 @@ v = x - alpha e1 and alpha = -sign(x0) ||x|| (H x = alpha e1; beta = 0, H = I, w
 below its first entry), and writes alpha over A[k, k]; a tiled kernel applies H to the trailing columns
 (each program owns a block of columns: v^T A over all rows, then A -= beta v (v^T A)). Q is never formed:
 every proper reflector has determinant -1, so det(Q) = (-1)^(number of reflectors with beta != 0), and a
-last one-program kernel multiplies that sign by R's diagonal. The math runs in A's dtype (fp32 or fp64).
+last one-program kernel multiplies that sign by R's diagonal, in float64 (its partial products leave
+fp32's range at n4096). The rest of the math runs in A's dtype (fp32 or fp64).
 Unblocked: O(n^3) memory traffic and 2 launches per column.
 """
 
@@ -25,15 +26,17 @@ def _mul(a, b):
 
 @triton.jit
 def _det_kernel(w_ptr, beta_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    acc = tl.load(w_ptr)  # R[0, 0]
+    """The product in float64: R's diagonal of a determinant of order one still runs far past fp32's
+    range on the way (the task's n4096 input: partial products up to 3.5e55), which gave NaN."""
+    acc = tl.load(w_ptr).to(tl.float64)  # R[0, 0]
     flips = tl.where(tl.load(beta_ptr) != 0, 1, 0)
     for start in range(1, n, BLOCK):
         offs = start + tl.arange(0, BLOCK).to(tl.int64)
         mask = offs < n
-        d = tl.load(w_ptr + offs * n + offs, mask=mask, other=1.0)
+        d = tl.load(w_ptr + offs * n + offs, mask=mask, other=1.0).to(tl.float64)
         acc = acc * tl.reduce(d, 0, _mul)
         flips += tl.sum(tl.where(mask & (tl.load(beta_ptr + offs, mask=mask, other=0.0) != 0), 1, 0), axis=0)
-    tl.store(out_ptr, tl.where(flips % 2 == 1, -acc, acc))
+    tl.store(out_ptr, tl.where(flips % 2 == 1, -acc, acc).to(out_ptr.dtype.element_ty))
 
 
 def determinant_via_qr(A: torch.Tensor, *, mode: str = "reduced", out=None) -> torch.Tensor:
