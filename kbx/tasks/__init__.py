@@ -4,6 +4,7 @@ from kbx.tasks.registry import TaskError, default_tasks_dir, discover, select
 from kbx.tasks.spec import (
     CATEGORIES,
     FIXED,
+    FP32_EPS,
     OUTLIER,
     PERF,
     STANDARD,
@@ -16,7 +17,7 @@ from kbx.tasks.spec import (
 )
 
 __all__ = [
-    "CATEGORIES", "FIXED", "OUTLIER", "PERF", "STANDARD",
+    "CATEGORIES", "FIXED", "FP32_EPS", "OUTLIER", "PERF", "STANDARD",
     "Call", "Case", "Task", "TaskError", "TaskInfo", "Tolerance",
     "default_tasks_dir", "discover", "matmul_tolerance", "select",
 ]  # fmt: skip

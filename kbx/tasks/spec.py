@@ -87,6 +87,7 @@ class Tolerance:
 # (atol, rtol) per dtype. fp16/bf16 allow two units in the last place (eps = 2^-10 and 2^-7),
 # so an honest kernel that rounds differently from torch once still passes; integers, bools
 # and complex-free exact types must match exactly.
+FP32_EPS = 2.0**-23  # machine epsilon (spacing of floats at 1), as FP16_EPS and BF16_EPS below
 FP16_EPS = 2.0**-10
 BF16_EPS = 2.0**-7
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {

@@ -17,11 +17,10 @@ import math
 
 import torch
 
-from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
+from kbx.tasks import FIXED, FP32_EPS, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
 
 PERF_SIZES = (512, 1024, 2048, 4096)
-FP32_EPS = 2.0**-23
 
 
 def reference(A: torch.Tensor) -> torch.Tensor:

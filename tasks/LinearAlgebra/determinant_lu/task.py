@@ -20,8 +20,10 @@ import math
 
 import torch
 
-from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
+from kbx.tasks import FIXED, FP32_EPS, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
+
+PERF_SIZES = (512, 1024, 2048, 4096)
 
 
 def reference(A: torch.Tensor, *, pivot: bool = True, out=None) -> torch.Tensor:
@@ -82,11 +84,11 @@ TASK = Task(
         Case("outlier_n16_pivot", OUTLIER, {"n": 16, "mode": "outlier"}),
         Case("outlier_n16_no_pivot", OUTLIER, {"n": 16, "mode": "outlier", "pivot": False}),
     ],
-    perf=[Case(f"n{n}", PERF, {"n": n, "mode": "standard"}) for n in (512, 1024, 2048, 4096)],
+    perf=[Case(f"n{n}", PERF, {"n": n, "mode": "standard"}) for n in PERF_SIZES],
     flops=_flops,
     bytes=_bytes,
     # rounding error of an fp32 LU determinant grows like n * eps; n * eps at n = 4096 (docstring)
-    tolerance=Tolerance(rtol={"float32": 4096 * 2.0**-23}),
+    tolerance=Tolerance(rtol={"float32": max(PERF_SIZES) * FP32_EPS}),
     version=2,
     notes=(
         "well-conditioned fp32 inputs, permuted for pivot=True (upstream's randn perf dets overflow to inf); "

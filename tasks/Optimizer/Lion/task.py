@@ -13,7 +13,7 @@ elements that is a handful of elements, so no cheat hides in it.
 
 import torch
 
-from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task
+from kbx.tasks import FP32_EPS, OUTLIER, PERF, STANDARD, Call, Case, Task
 from kbx.tasks.inputs import rand_tensor
 
 
@@ -27,7 +27,6 @@ def reference(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, lr
     return param, exp_avg
 
 
-FP32_EPS = 2.0**-23
 SIGN_TIE_EPS = 4  # |update| within this many fp32 epsilons of its terms' magnitude: either sign is right
 ATOL, RTOL = 1e-5, 1e-5  # kbx's default fp32 tolerance
 
