@@ -3,15 +3,17 @@
 kbx departures: upstream's perf inputs are randn (n, n) up to n = 8192, whose determinant overflows
 fp32 for n above about 40 (every perf output was +-inf); kbx's perf matrices are
 I + randn / (2 sqrt n) with rows randomly permuted (determinant of order one, pivoting still needed).
-fp32 atol/rtol 1e-4 (see the tolerance comment).
+fp32 atol 1e-4 (the singular case) and rtol n * eps at the largest perf shape (see the tolerance comment).
 """
 
 import math
 
 import torch
 
-from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
+from kbx.tasks import FIXED, FP32_EPS, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
+
+PERF_SIZES = (512, 1024, 2048, 4096)
 
 
 def reference(A: torch.Tensor, *, mode: str = "reduced", out=None) -> torch.Tensor:
@@ -74,12 +76,16 @@ TASK = Task(
     ],
     perf=[
         Case(f"n{n}", PERF, {"n": n, "mode": "standard", "dtype": "float32", "build": "well_conditioned"})
-        for n in (512, 1024, 2048, 4096)
+        for n in PERF_SIZES
     ],
     flops=_flops,
     bytes=_bytes,
     # fp32: the singular fixed case has no exact answer (QR leaves a rounding residue ~3.5e-6 where
-    # LU may give 0), and an fp32 factorization of a 512x512 matrix carries ~1e-5 relative error.
-    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}),
-    notes="perf I + randn/(2 sqrt n) with rows permuted (upstream randn overflows to inf); fp32 atol/rtol 1e-4",
+    # LU may give 0): atol 1e-4. The product of n diagonal entries carries each one's rounding, so the
+    # relative error grows like n * eps, as LinearAlgebra/det's: rtol n * eps at n = 4096 (4.9e-4).
+    # Version 1's rtol 1e-4 failed the expert at n4096 on an H100 (2026-11-27): relative 2.05e-4 in
+    # both runs of a 4-GPU bench.
+    tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": max(PERF_SIZES) * FP32_EPS}),
+    version=2,
+    notes="perf I + randn/(2 sqrt n) with rows permuted (upstream randn overflows to inf); fp32 atol 1e-4, rtol n*eps",
 )

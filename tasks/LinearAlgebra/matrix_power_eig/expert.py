@@ -5,9 +5,12 @@ shifts it to S + c I with c = ||S||_F >= max |lambda|, which is positive semidef
 Jacobi on it: pairs of columns are rotated until all are mutually orthogonal, (S + c I) J = W with J
 orthogonal; W^T W = J^T (S + c I)^2 J is then diagonal, so J's columns are eigenvectors of S (the shift
 keeps eigenvalues of equal magnitude and opposite sign apart) and the eigenvalue of column i is its
-Rayleigh quotient j_i^T S j_i, formed from a kept copy of S by a tiled tl.dot kernel. (Not as
-j_i . w_i - c: that difference cancels c's leading digits, and c is ~16 max |lambda| at n = 1024; it
-failed 2,350 of the 1M elements of A^2 on an H200.) W^T and J^T are kept row-major (a column is a contiguous row); each launch performs one round
+Rayleigh quotient j_i^T S j_i / j_i^T j_i, formed from a kept copy of S by a tiled tl.dot kernel, and
+its weight is divided by j_i^T j_i too. (Not as j_i . w_i - c: that difference cancels c's leading
+digits, and c is ~16 max |lambda| at n = 1024; it failed 2,350 of the 1M elements of A^2 on an H200.
+And not assuming unit columns: over the sweeps J's columns grow, on an H100 by 2.7e-4 at n = 1024 and
+5.6e-4 at n = 2048, with Triton's approximate or IEEE square roots and divisions alike; unnormalized,
+A^2's diagonal was off by 1.8e-3 at n = 2048.) W^T and J^T are kept row-major (a column is a contiguous row); each launch performs one round
 of the round-robin tournament (n/2 disjoint pairs, each rotated unless already orthogonal to the
 threshold, counted in a flag), and after each sweep of n - 1 rounds the host reads the flag and stops
 when no rotation happened (one sync per sweep). A kernel turns the eigenvalues into weights w^k
@@ -40,14 +43,16 @@ def _symmetrize_kernel(a_ptr, s_ptr, copy_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _rayleigh_kernel(jt_ptr, s_ptr, lam_ptr, n, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """lambda_i = j_i^T S j_i for the rows j_i of J^T: sum over column tiles of (J^T S)[i, c] * J^T[i, c]."""
+def _rayleigh_kernel(jt_ptr, s_ptr, lam_ptr, jj_ptr, n, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """lambda_i = j_i^T S j_i / j_i^T j_i for the rows j_i of J^T (sums over column tiles of (J^T S)[i, c] J^T[i, c]
+    and J^T[i, c]^2), and j_i^T j_i."""
     b = tl.program_id(1).to(tl.int64)
     i = tl.program_id(0) * BM + tl.arange(0, BM)
     im = i < n
     jt = jt_ptr + b * n * n
     s = s_ptr + b * n * n
     lam = tl.zeros([BM], dtype=lam_ptr.dtype.element_ty)
+    jj = tl.zeros([BM], dtype=lam_ptr.dtype.element_ty)
     for c0 in range(0, n, BN):
         c = c0 + tl.arange(0, BN)
         cm = c < n
@@ -60,7 +65,10 @@ def _rayleigh_kernel(jt_ptr, s_ptr, lam_ptr, n, BM: tl.constexpr, BN: tl.constex
             acc += tl.dot(x, y, input_precision="ieee")
         own = tl.load(jt + i[:, None] * n + c[None, :], mask=im[:, None] & cm[None, :], other=0.0)
         lam += tl.sum(acc * own, axis=1)
-    tl.store(lam_ptr + b * n + i, lam, mask=im)
+        jj += tl.sum(own * own, axis=1)
+    jj = tl.where(im, jj, 1.0)
+    tl.store(lam_ptr + b * n + i, lam / jj, mask=im)
+    tl.store(jj_ptr + b * n + i, jj, mask=im)
 
 
 @triton.jit
@@ -74,8 +82,8 @@ def _shift_kernel(s_ptr, fro2_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit(do_not_specialize=["int_power"])  # a power of 1 would otherwise become a constexpr
-def _power_weights_kernel(lam_ptr, f_ptr, n, k, int_power, INTEGER: tl.constexpr, BLOCK: tl.constexpr):
-    """f_i = lambda_i^k."""
+def _power_weights_kernel(lam_ptr, jj_ptr, f_ptr, n, k, int_power, INTEGER: tl.constexpr, BLOCK: tl.constexpr):
+    """f_i = lambda_i^k / j_i^T j_i, so that j_i f_i j_i^T is lambda_i^k times the projector on j_i."""
     b = tl.program_id(1).to(tl.int64)
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     im = i < n
@@ -90,7 +98,7 @@ def _power_weights_kernel(lam_ptr, f_ptr, n, k, int_power, INTEGER: tl.constexpr
             p = 1.0 / p
     else:
         p = tl.exp(k * tl.log(lam))  # NaN for negative lambda, as torch's pow
-    tl.store(f_ptr + b * n + i, p, mask=im)
+    tl.store(f_ptr + b * n + i, p / tl.load(jj_ptr + b * n + i, mask=im, other=1.0), mask=im)
 
 
 def matrix_power_eig(A: torch.Tensor, k: float, *, out=None) -> torch.Tensor:
@@ -112,10 +120,11 @@ def matrix_power_eig(A: torch.Tensor, k: float, *, out=None) -> torch.Tensor:
         _shift_kernel[(triton.cdiv(n, COPY_BLOCK), nb)](wt, fro2, n, BLOCK=COPY_BLOCK)
         jt = jacobi(wt, norms)
         lam = torch.empty((nb, n), dtype=dtype, device=A.device)
-        _rayleigh_kernel[(triton.cdiv(n, RQ_ROWS), nb)](jt, s, lam, n, BM=RQ_ROWS, BN=RQ_COLS, BK=RQ_K)
+        jj = torch.empty((nb, n), dtype=dtype, device=A.device)
+        _rayleigh_kernel[(triton.cdiv(n, RQ_ROWS), nb)](jt, s, lam, jj, n, BM=RQ_ROWS, BN=RQ_COLS, BK=RQ_K)
         f = torch.empty((nb, n), dtype=dtype, device=A.device)
         integer = float(k) == int(k)
-        _power_weights_kernel[(triton.cdiv(n, ROW_BLOCK), nb)](lam, f, n, float(k), int(k) if integer else 0,
+        _power_weights_kernel[(triton.cdiv(n, ROW_BLOCK), nb)](lam, jj, f, n, float(k), int(k) if integer else 0,
                                                                INTEGER=integer, BLOCK=ROW_BLOCK)  # fmt: skip
         result = weighted_product(jt, f, jt)
     result = result.reshape(*batch, n, n)
