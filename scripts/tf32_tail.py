@@ -1,6 +1,6 @@
 """The tail of TF32 error on a convolution or linear task's outlier case, over many seeds, on the CPU.
 
-    .venv/bin/python scripts/tf32_tail.py [--seeds N] [--model exact|truncated] TASK_ID ...
+    .venv/bin/python scripts/tf32_tail.py [--seeds N] [--model exact|truncated] [--case NAME] TASK_ID ...
 
 The tolerance audit (kbx.tasks.audit) models a TF32 kernel at one seed per case. kbx draws a secret
 seed per run, so what matters is the tail over seeds: on an H100 (2026-11-27) the expert kernels of
@@ -53,14 +53,15 @@ def main() -> None:
     parser.add_argument("tasks", nargs="+")
     parser.add_argument("--seeds", type=int, default=400)
     parser.add_argument("--model", choices=["exact", "truncated"], default="exact")
+    parser.add_argument("--case", default="outlier", help="the correctness case to draw (default: outlier)")
     args = parser.parse_args()
     registry = discover()
     for task_id in args.tasks:
         info = registry[task_id]
-        case = next(c for c in info.spec.cases if c.name == "outlier")
+        case = next(c for c in info.spec.cases if c.name == args.case)
         ratios = sorted(worst_ratio(info, case, seed, args.model) for seed in range(args.seeds))
         n = len(ratios)
-        print(f"{task_id}: max error / allowance over {n} seeds: median {ratios[n // 2]:.3f}, "
+        print(f"{task_id} {args.case}: max error / allowance over {n} seeds: median {ratios[n // 2]:.3f}, "
               f"p99 {ratios[int(n * 0.99)]:.3f}, max {ratios[-1]:.3f}; seeds over 1: {sum(r > 1 for r in ratios)}")
 
 
