@@ -49,6 +49,30 @@ def test_kbx_rejects_causes(tasks):
     assert classify(record("Activation/relu", "input_mutated"), True, relu, "") is causes.INPUT_WRITTEN
 
 
+def test_rejections_traced_on_the_h100_corpus_run(tasks):
+    """The causes the H100 run of 2026-11-27 needed (docs/FIDELITY.md): a torch fallback that failed a
+    case before the no-Triton check, an output left unwritten, fp64 computed in fp32, a kbx extra case."""
+    relu, logspace, nll = tasks["Activation/relu"], tasks["Random/logspace"], tasks["Loss/nll_loss"]
+    standard = {"case": "standard", "count": 1}
+    torch_only = record("Activation/relu", "mismatch", triton_launches=0, cases_passed=3, mismatch=standard)
+    assert classify(torch_only, True, relu, "") is causes.TORCH_FALLBACK
+    launched = record("Activation/relu", "mismatch", triton_launches=2, cases_passed=3, mismatch=standard)
+    assert classify(launched, True, relu, "") is causes.UNEXPLAINED
+    unwritten = record("Activation/relu", "unwritten_output", triton_launches=2, cases_passed=1, mismatch=standard)
+    assert classify(unwritten, True, relu, "") is causes.UNWRITTEN
+    fp64 = {"case": "fixed_float64", "count": 1, "max_abs_err": 6.58e-6, "max_rel_err": 3.06e-7}
+    assert classify(record("Random/logspace", "mismatch", triton_launches=1, mismatch=fp64), True, logspace,
+                    "") is causes.FP64_LOOSE  # fmt: skip
+    far = {**fp64, "max_abs_err": 0.5, "max_rel_err": 0.02}
+    assert classify(record("Random/logspace", "mismatch", triton_launches=1, mismatch=far), True, logspace,
+                    "") is causes.UNEXPLAINED  # fmt: skip
+    fp32 = {**fp64, "case": "fixed_base10"}
+    assert classify(record("Random/logspace", "mismatch", triton_launches=1, mismatch=fp32), True, logspace,
+                    "") is causes.UNEXPLAINED  # fmt: skip
+    none = record("Loss/nll_loss", "unwritten_output", triton_launches=4, mismatch={"case": "fixed_none_weighted"})
+    assert classify(none, True, nll, "") is causes.EXTRA_CASE
+
+
 def test_kbx_accepts_causes(tasks):
     entry = "def relu(input, inplace=False):\n    return input\n"
     assert classify(record("Activation/relu", "ok", True), True, tasks["Activation/relu"], entry) is causes.UNEXPLAINED

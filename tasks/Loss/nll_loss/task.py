@@ -1,6 +1,7 @@
 """Loss/nll_loss: negative log-likelihood of class targets given (N, C) fp32 log-probabilities.
 
-kbx adds 'sum' and 'none' reduction cases (upstream tested only 'mean'). Upstream's first fixed
+kbx adds 'sum' and 'none' reduction cases (upstream tested only 'mean'); since version 2 they are
+extra cases (beyond upstream's contract: reported, never deciding the verdict). Upstream's first fixed
 case drew its 4x3 logits at random; kbx writes fixed logits out literally. Perf inputs are (B, 100)
 with B = 2^19..2^22 (upstream: (B, 1000), B <= 2^15, a few microseconds of work).
 """
@@ -54,8 +55,8 @@ def _bytes(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return float(n * target.element_size() + 32 * n + (w + out) * input.element_size())
 
 
-def _rand(name, kind, mode, **extra):
-    return Case(name, kind, {"shape": (32, 10), "mode": mode, **extra})
+def _rand(name, kind, mode, extra_case=False, **extra):
+    return Case(name, kind, {"shape": (32, 10), "mode": mode, **extra}, extra=extra_case)
 
 
 TASK = Task(
@@ -78,15 +79,16 @@ TASK = Task(
         Case("fixed_mean", FIXED, {"targets": [0, 1, 2, 1]}),
         Case("fixed_weighted", FIXED, {"targets": [0, 1, 2, 0], "weight": [1.0, 2.0, 1.5]}),
         Case("fixed_ignore_index", FIXED, {"targets": [0, -100, 2, 1]}),
-        Case("fixed_sum", FIXED, {"targets": [2, 1, 0, 1], "reduction": "sum"}),
+        Case("fixed_sum", FIXED, {"targets": [2, 1, 0, 1], "reduction": "sum"}, extra=True),
         Case("fixed_none_weighted", FIXED,
-             {"targets": [0, -100, 2, 1], "weight": [1.0, 2.0, 1.5], "reduction": "none"}),  # fmt: skip
+             {"targets": [0, -100, 2, 1], "weight": [1.0, 2.0, 1.5], "reduction": "none"}, extra=True),  # fmt: skip
         _rand("standard", STANDARD, "standard"),
         _rand("standard_weighted", STANDARD, "standard", weighted=True),
         _rand("standard_ignore", STANDARD, "standard", ignore_first=True),
         _rand("standard_weighted_ignore_none", STANDARD, "standard", weighted=True, ignore_first=True,
-              reduction="none"),  # fmt: skip
-        _rand("standard_sum_large", STANDARD, "standard", shape=(4096, 100), weighted=True, reduction="sum"),
+              reduction="none", extra_case=True),  # fmt: skip
+        _rand("standard_sum_large", STANDARD, "standard", shape=(4096, 100), weighted=True, reduction="sum",
+              extra_case=True),  # fmt: skip
         _rand("outlier", OUTLIER, "outlier"),
         _rand("outlier_weighted", OUTLIER, "outlier", weighted=True),
         _rand("outlier_ignore", OUTLIER, "outlier", ignore_first=True),
@@ -100,8 +102,9 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # the sum and none cases became extra (the GEAK corpus's nll_loss kernels fail only them)
     notes=(
-        "fixed logits written literally; kbx adds sum/none and weighted+ignore cases; "
+        "fixed logits written literally; kbx adds sum/none (extra) and weighted+ignore cases; "
         "perf (B, 100) with B up to 2^22"
     ),
 )
