@@ -25,6 +25,7 @@ from pathlib import Path
 from kbx import hardware as hw
 from kbx.errors import EXIT_USER_ERROR
 from kbx.eval.watch import watch
+from kbx.host_load import HostLoad
 from kbx.methods.base import MethodError
 
 SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
@@ -35,6 +36,7 @@ HEARTBEAT_S = 20.0
 # windows; time_s includes this attempt's own windows (exclusive_s) and baseline_s; gpu_wait_s
 # is queueing for windows.
 STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "gpu_wait_s", "baseline_s", "time_s", "exclusive_s")
+HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct")  # kbx.host_load, per run
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
 OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
 
@@ -186,8 +188,9 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     for k in range(runs):
         started = time.perf_counter()
         done: list[dict] = []
+        load = HostLoad()
 
-        def progress(i, r, k=k, started=started, done=done):
+        def progress(i, r, k=k, started=started, done=done, load=load):
             why = f"  ({r.reason[:150]})" if r.status.value != "ok" else ""
             if r.status.value == "crashed" and r.output_tail:
                 why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
@@ -197,7 +200,7 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
                   f"(longest {r.max_window_s:4.2f}s){why}", flush=True)  # fmt: skip
             done.append(r.to_dict())
             if json_out:  # partial runs too, so a benchmark cut short still leaves its figures
-                partial = {"run": k, "wall_s": time.perf_counter() - started, "records": done}
+                partial = {"run": k, "wall_s": time.perf_counter() - started, "records": done, **load.figures()}
                 Path(json_out).write_text(json.dumps({**report, "partial": partial}, indent=1))
 
         with open_evaluator(EvalSettings(device=device, workers=workers), range(gpus)) as ev:
@@ -206,7 +209,8 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
                 records = ev.evaluate(attempts, on_record=progress)
             finally:
                 stop.set()
-        report["runs"].append({"wall_s": time.perf_counter() - started, "records": [r.to_dict() for r in records]})
+        report["runs"].append({"wall_s": time.perf_counter() - started, "records": [r.to_dict() for r in records],
+                               **load.figures()})  # fmt: skip
         if json_out:
             Path(json_out).write_text(json.dumps(report, indent=1))
     return report
@@ -279,7 +283,16 @@ def _run_figures(run: dict, n: int, gpus: int) -> dict:
             "stages_s": {k: sum(r.get(k, 0.0) for r in records) for k in STAGES},
             "max_exclusive_s": max((r.get("max_window_s", 0.0) for r in records), default=0.0),
             "max_exclusive_per_attempt_s": max((r.get("exclusive_s", 0.0) for r in records), default=0.0),
-            "exclusive_share": exclusive_share(run, gpus)}  # fmt: skip
+            "exclusive_share": exclusive_share(run, gpus),
+            **{k: run[k] for k in HOST_FIGURES if k in run}}  # fmt: skip
+
+
+def _host_line(run: dict) -> str:
+    if "driver_cpu_s" not in run:
+        return ""  # a report from before kbx.host_load
+    busy = f", host CPUs busy {run['host_cpu_busy_pct']:.0f}%" if "host_cpu_busy_pct" in run else ""
+    return (f"; driver CPU {run['driver_cpu_s']:.1f} s ({run['driver_cpu_share']:.0%} of the wall), "
+            f"{run['host_cpus']} host CPUs{busy}")
 
 
 def summary_data(report: dict, command: str) -> dict:
@@ -378,7 +391,8 @@ def format_report(report: dict) -> str:
                      f"{run['s_per_kernel'] * SUITE_SIZE / 60:.1f} min for {SUITE_SIZE} tasks; GPU held alone "
                      f"{run['exclusive_share']:.0%} of the wall, longest window {run['max_exclusive_s']:.2f} s, most "
                      f"by one attempt {run['max_exclusive_per_attempt_s']:.2f} s; stage sums (s): "
-                     + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in run["stages_s"].items()))  # fmt: skip
+                     + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in run["stages_s"].items())
+                     + _host_line(run))  # fmt: skip
     rep = s.get("repeatability")
     if rep and rep.get("shapes"):
         lines.append(f"(b) repeatability over {rep['shapes']} shapes: median |delta| {rep['median_rel_delta']:.2%}, "

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 import json
+import time
 
-from kbx.bench import exclusive_share, main, repeatability, summarize, summary_data
+from kbx.bench import exclusive_share, format_report, main, repeatability, summarize, summary_data
 
 
 def test_repeatability_over_shapes_both_runs_timed():
@@ -105,3 +106,33 @@ def test_overhead_bench_gives_both_commands_the_same_tasks(tmp_path):
     report = _summarized({"wall_s": {"eval": [60.0, 62.0], "run": [63.0, 64.0], "run_existing": [61.0, 61.5]},
                           "cpu_s": {"eval": [1.0], "run": [2.0], "run_existing": [1.5]}})  # fmt: skip
     assert report["ratio"]["run"] == pytest.approx(63.5 / 61.0)
+
+
+def test_host_load_counts_the_drivers_cpu_and_the_hosts(tmp_path):
+    """Whether a multi-GPU run's host or its one driver process is the shared resource: the driver's
+    CPU seconds since the start (a second of busy work here) and every CPU's busy share."""
+    from kbx.host_load import HostLoad, cpu_jiffies
+
+    load = HostLoad()
+    deadline = time.process_time() + 1.0
+    while time.process_time() < deadline:
+        pass
+    figures = load.figures()
+    assert 0.9 <= figures["driver_cpu_s"] <= 3.0 and 0.3 < figures["driver_cpu_share"] <= 1.5
+    assert figures["host_cpus"] >= 1 and 0.0 < figures["host_cpu_busy_pct"] <= 100.0
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 100 0 50 800 50 0 0 0 0 0\n")
+    assert cpu_jiffies(str(stat)) == (150.0, 1000.0)  # busy excludes idle and iowait
+    assert cpu_jiffies(str(tmp_path / "absent")) is None
+
+
+def test_the_summary_carries_each_runs_host_load():
+    record = {"task": "Math/add", "status": "ok", "exclusive_s": 0.1, "max_window_s": 0.1, "speedup": 1.0, "wall_s": 1.0,
+              "shapes": []}  # fmt: skip
+    run = {"wall_s": 10.0, "records": [record], "driver_cpu_s": 9.5, "driver_cpu_share": 0.95, "host_cpus": 64,
+           "host_cpu_busy_pct": 41.0}  # fmt: skip
+    report = {"device": "NVIDIA H100", "n_kernels": 1, "gpus": 4, "runs": [run, {"wall_s": 5.0, "records": [record]}]}
+    data = summary_data(report, "python -m kbx.bench eval")
+    assert data["runs"][0]["driver_cpu_share"] == 0.95 and data["runs"][0]["host_cpu_busy_pct"] == 41.0
+    assert "driver_cpu_s" not in data["runs"][1]  # a run from before kbx.host_load
+    assert "driver CPU 9.5 s (95% of the wall), 64 host CPUs, host CPUs busy 41%" in format_report(report)
