@@ -82,12 +82,29 @@ def test_expert_passes(expert_record, task_id):
         assert record.cases_passed == record.cases_total > 0
 
 
-DETERMINANT_PAST_FP32 = """
+EXPERT_SCRIPT_PROLOGUE = """
 import importlib.util, torch
-spec = importlib.util.spec_from_file_location("expert", "tasks/LinearAlgebra/determinant_via_qr/expert.py")
+spec = importlib.util.spec_from_file_location("expert", "tasks/LinearAlgebra/{stem}/expert.py")
 expert = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(expert)
 device = "cuda" if torch.cuda.is_available() else "cpu"
+"""
+
+
+def _run_expert_script(stem: str, script: str) -> float:
+    """The number a script prints last, run after loading LinearAlgebra/<stem>'s expert as `expert`, in a
+    process of its own (the interpreter is chosen per process, on a CPU)."""
+    import torch
+
+    env = {**os.environ, **({} if torch.cuda.is_available() else {"TRITON_INTERPRET": "1"})}
+    code = EXPERT_SCRIPT_PROLOGUE.format(stem=stem) + script
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    return float(out.stdout.split()[-1])
+
+
+DETERMINANT_PAST_FP32 = """
 a = torch.diag(torch.tensor([4.0] * 65 + [0.25] * 64, device=device))
 print(expert.determinant_via_qr(a).item())
 """
@@ -97,15 +114,10 @@ def test_determinant_via_qr_multiplies_past_fp32s_range():
     """det 4, but the product of the first 65 pivots is 2^130, past fp32's largest (about 2^128): the
     fp32 product gave inf here and NaN at the task's n4096 on an H100 (its partial products reach
     3.5e55)."""
-    assert _run_expert_script(DETERMINANT_PAST_FP32) == 4.0
+    assert _run_expert_script("determinant_via_qr", DETERMINANT_PAST_FP32) == 4.0
 
 
 SVD_SMALL_SINGULAR_VALUE = """
-import importlib.util, torch
-spec = importlib.util.spec_from_file_location("expert", "tasks/LinearAlgebra/svd/expert.py")
-expert = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(expert)
-device = "cuda" if torch.cuda.is_available() else "cpu"
 g = torch.Generator().manual_seed(0)
 u0, v0 = (torch.linalg.qr(torch.randn(16, 16, generator=g, dtype=torch.float64))[0] for _ in range(2))
 sigma = torch.tensor([10.0] + [1.0] * 14 + [3e-5], dtype=torch.float64)
@@ -118,15 +130,10 @@ def test_svd_rotates_a_genuine_small_singular_value():
     """sigma_min = 2.8e-6 ||A||_F: a real column, far above fp32's rounding noise. The old noise floor
     (1e-5 ||A||_F) stopped rotating it once it shrank, and U^T U was off by 0.68 (0.316 on an H200 at
     the task's n512); it must be orthonormal to the task's bound (16 n eps, about 1.5e-5 here)."""
-    assert _run_expert_script(SVD_SMALL_SINGULAR_VALUE) < 1.5e-5
+    assert _run_expert_script("svd", SVD_SMALL_SINGULAR_VALUE) < 1.5e-5
 
 
 MATRIX_POWER_SMALL_EIGENVALUES = """
-import importlib.util, torch
-spec = importlib.util.spec_from_file_location("expert", "tasks/LinearAlgebra/matrix_power_eig/expert.py")
-expert = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(expert)
-device = "cuda" if torch.cuda.is_available() else "cpu"
 g = torch.Generator().manual_seed(0)
 q = torch.linalg.qr(torch.randn(16, 16, generator=g, dtype=torch.float64))[0]
 lam = torch.tensor([40.0, -40.0] + [0.01 * (i + 1) for i in range(14)], dtype=torch.float64)
@@ -140,19 +147,7 @@ def test_matrix_power_eig_keeps_small_eigenvalues_digits():
     """A^-1 of a spectrum +-40 and 0.01..0.14: the inverse is the small eigenvalues'. Taken as
     j . w - c (c = ||S||_F, 57 here) they lost c's digits: 3.8e-3 relative error; the Rayleigh
     quotient of S itself gives 8.1e-4 (fp32 LAPACK: 1.2e-4)."""
-    assert _run_expert_script(MATRIX_POWER_SMALL_EIGENVALUES) < 2e-3
-
-
-def _run_expert_script(script: str) -> float:
-    """The number a script prints last, run in a process of its own (the interpreter is chosen per
-    process, on a CPU)."""
-    import torch
-
-    env = {**os.environ, **({} if torch.cuda.is_available() else {"TRITON_INTERPRET": "1"})}
-    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
-    return float(out.stdout.split()[-1])
+    assert _run_expert_script("matrix_power_eig", MATRIX_POWER_SMALL_EIGENVALUES) < 2e-3
 
 
 # Module-level names a @triton.jit body may read, besides imports, functions and classes: those
