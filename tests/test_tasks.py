@@ -212,6 +212,24 @@ def test_lion_accepts_either_sign_only_where_the_update_is_within_rounding_of_ze
     assert verdict(flipped) == "returned param: 1 of 3 elements differ from the reference step"
 
 
+def test_invert_matrix_lus_cycle_case_rejects_upstreams_a_inverse_p_squared():
+    """Upstream's reference (copied by GEAK's kernels in the corpus) returns U^-1 L^-1 P = A^-1 P^2: right
+    whenever P^2 = I. The cycle case must be a true cycle of rows, or that formula passes it."""
+    import torch
+
+    from kbx.eval.compare import compare
+    from kbx.tasks.inputs import make_generator
+
+    info = discover()["LinearAlgebra/invert_matrix_lu"]
+    case = next(c for c in info.spec.cases if c.name == "fixed_3x3_cycle_pivot")
+    call = info.spec.make_inputs(case.params, make_generator(0, "cpu"), "cpu")
+    a = call.args[0]
+    p, lower, upper = torch.linalg.lu(a)
+    upstream = torch.linalg.inv(upper) @ torch.linalg.inv(lower) @ p
+    assert not torch.equal(p, p.mT)
+    assert not compare(info.spec.reference(*call.args, **call.kwargs), upstream, info.spec.tolerance).ok
+
+
 def test_a_folder_left_with_only_bytecode_is_not_a_task(tmp_path):
     """After a task folder is folded into another as a dtype variant, git leaves its __pycache__."""
     import shutil

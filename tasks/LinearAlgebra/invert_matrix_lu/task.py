@@ -69,7 +69,9 @@ TASK = Task(
         Case("fixed_2x2_no_pivot", FIXED, {"A": _A2, "pivot": False}),
         Case("fixed_3x3_pivot", FIXED, {"A": _A3}),
         Case("fixed_3x3_no_pivot", FIXED, {"A": _A3, "pivot": False}),
-        Case("fixed_3x3_cycle_pivot", FIXED, {"A": [[0.0, 1.0, 2.0], [1.0, 2.0, 0.0], [4.0, 0.0, 1.0]]}),
+        # partial pivoting permutes all three rows in a cycle (P != P^T), so A^-1 P^2 is off by 0.71
+        # (version 1's matrix only swapped two rows: P^2 = I, and that formula passed)
+        Case("fixed_3x3_cycle_pivot", FIXED, {"A": [[1.0, 2.0, 0.0], [0.0, 1.0, 2.0], [4.0, 0.0, 1.0]]}),
         Case("standard_n8_pivot", STANDARD, {"n": 8, "mode": "standard"}),
         Case("standard_n16_pivot", STANDARD, {"n": 16, "mode": "standard"}),
         Case("standard_n8_no_pivot", STANDARD, {"n": 8, "mode": "standard", "pivot": False}),
@@ -83,6 +85,7 @@ TASK = Task(
     # An honest fp32 inversion of a 512x512 matrix carries errors of order 1e-5 (relative to the
     # largest entries; pivot products and summation order), so the default 1e-5 would fail it.
     tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}),
+    version=2,  # fixed_3x3_cycle_pivot is a true cycle
     notes=(
         "reference is the true inverse (upstream's used P for P^T: A^-1 P^2); well-conditioned fp32 "
         "inputs, permuted for pivot=True; fp32 atol/rtol 1e-4"
