@@ -33,9 +33,10 @@ COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
 HEARTBEAT_S = 20.0
 # Per-attempt seconds summed over a run. check_s includes time frozen (paused_s) for others'
-# windows; time_s includes this attempt's own windows (exclusive_s) and baseline_s; gpu_wait_s
-# is queueing for windows.
-STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "gpu_wait_s", "baseline_s", "time_s", "exclusive_s")
+# windows; time_s includes this attempt's own windows (exclusive_s), baseline_s and save_s (writing
+# the perf outputs); judge_s includes judge_perf_s (checking them); gpu_wait_s is queueing for windows.
+STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "judge_perf_s", "gpu_wait_s", "baseline_s", "time_s", "save_s",
+          "exclusive_s")  # fmt: skip
 HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct")  # kbx.host_load, per run
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
 OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given

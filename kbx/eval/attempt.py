@@ -65,8 +65,8 @@ class AttemptRun:
     def _new_try(self) -> None:
         self.job_id = uuid.uuid4().hex[:12]
         self.job_dir = self.ev.workdir / "jobs" / self.job_id
-        self.stage_s = {"judge_s": 0.0, "time_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0, "exclusive_s": 0.0,
-                        "max_window_s": 0.0}  # see EvalRecord; fmt: skip
+        self.stage_s = {"judge_s": 0.0, "judge_perf_s": 0.0, "time_s": 0.0, "save_s": 0.0, "gpu_wait_s": 0.0,
+                        "baseline_s": 0.0, "exclusive_s": 0.0, "max_window_s": 0.0}  # see EvalRecord; fmt: skip
         self.exited = False
         self.ready = False  # the worker said it is about to run candidate code
         self.sandbox_s = 0.0
@@ -141,12 +141,16 @@ class AttemptRun:
         for row in timed["rows"]:
             row["hidden_work"] = row.get("hidden_work") or busy.get(row["shape"], "")
         self._phase("saving timed outputs")
+        saving = time.perf_counter()
         saved = self._wait("saved", s.time_timeout_s)
         if saved["event"] != "saved":
             return self._failed_worker(saved, s.time_timeout_s, during="saving timed outputs")
+        self.stage_s["save_s"] = time.perf_counter() - saving
         self.stage_s["time_s"] = time.perf_counter() - started
+        checking = time.perf_counter()
         recheck = self._judge({"op": "compare_perf", "task": self.task.id, "digest": self.task.digest,
                                "rows": timed["rows"], "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
+        self.stage_s["judge_perf_s"] = time.perf_counter() - checking
         if recheck["status"] != Status.OK.value:
             fields["mismatch"] = _mismatch(recheck["mismatch"])
             return self._record(Status(recheck["status"]), checked, reason=recheck["reason"], **fields)

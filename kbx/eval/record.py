@@ -146,7 +146,9 @@ class EvalRecord:
     compile_s: float = 0.0  # importing the candidate (Triton JIT happens at its first call, in check_s)
     check_s: float = 0.0  # running every correctness case, ghost replay included
     judge_s: float = 0.0  # the judge's reference and comparison
+    judge_perf_s: float = 0.0  # of judge_s: checking the perf shapes' outputs (the largest, read from host memory)
     time_s: float = 0.0  # timing every perf shape: preparing (GPU shared) and measuring (GPU alone)
+    save_s: float = 0.0  # of time_s: the worker writing the perf shapes' outputs for that check (host memory)
     paused_s: float = 0.0  # frozen while other attempts held the GPU alone (excluded from every deadline)
     gpu_wait_s: float = 0.0  # waiting for exclusive windows
     baseline_s: float = 0.0  # timing the reference for this attempt (0: an earlier attempt of the run did)
