@@ -147,10 +147,10 @@ class AttemptRun:
             return self._failed_worker(saved, s.time_timeout_s, during="saving timed outputs")
         self.stage_s["save_s"] = time.perf_counter() - saving
         self.stage_s["time_s"] = time.perf_counter() - started
-        checking = time.perf_counter()
+        judged_before = self.stage_s["judge_s"]
         recheck = self._judge({"op": "compare_perf", "task": self.task.id, "digest": self.task.digest,
                                "rows": timed["rows"], "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
-        self.stage_s["judge_perf_s"] = time.perf_counter() - checking
+        self.stage_s["judge_perf_s"] = self.stage_s["judge_s"] - judged_before
         if recheck["status"] != Status.OK.value:
             fields["mismatch"] = _mismatch(recheck["mismatch"])
             return self._record(Status(recheck["status"]), checked, reason=recheck["reason"], **fields)
