@@ -192,6 +192,11 @@ def test_export_and_findings_over_real_cpu_runs(store, tmp_path):
 
 CORPUS_EXPERIMENT = "geak-corpus-e2e"
 CPU_ONLY_FAILURES = {"unsupported_on_cpu", "timeout"}  # the Triton interpreter's limits, not the kernel's
+# The interpreter runs a kernel's out-of-bounds stores on the host's own heap: Loss/nll_loss's kernels write
+# their 'none' output (an extra case since nll_loss v2) at the wrong index, so on the CPU their verdicts
+# vary from run to run (ok, a crash, a mismatch on a later case whose data they overwrote); on an H100
+# both rounds are ok (docs/FIDELITY.md).
+CPU_HEAP_CORRUPTERS = {"Loss/nll_loss"}
 # GPU-sized base of the check timeout (x5 under the interpreter: 60 s): one corpus kernel never finishes
 # (Fusion/fused_sigmoid_adaptive_avg_pool2d, round 1) and held the run 300 s at the default.
 CORPUS_CHECK_TIMEOUT_S = 12
@@ -327,7 +332,7 @@ def test_corpus_rescued_and_persistent_kernels(corpus):
     """transitions.csv against a direct count; rescues happen, and kbx's rescues are upstream's too.
 
     persistent(k) is every kernel correct by round k-1 (best so far never loses one), so it grows
-    by the rescues: 7 -> 10 on this corpus. Rescues come in the first transition (3 at 0->1, none
+    by the rescues: 7 -> 10 on this corpus (give or take Loss/nll_loss, whose CPU verdicts vary). Rescues come in the first transition (3 at 0->1, none
     at 1->2); one of the three (MatrixMultiply/tril_mm_and_scale) has no round-0 line in the corpus,
     so it was missing, not failing, before. Each kernel kbx rescues after a failing attempt is one
     whose upstream verdict also went from exe fail to exe pass (Fusion/fused_add_mean,
@@ -346,7 +351,8 @@ def test_corpus_rescued_and_persistent_kernels(corpus):
     assert trans[["rescued_timed", "persistent_timed"]].eq(0).all().all()
     assert trans[["rescued_mean_speedup", "persistent_mean_speedup"]].isna().all().all()
     prev = d.groupby("task")["ever_correct"].shift().fillna(True).astype(bool)
-    genuine = d[d["ever_correct"] & ~prev & d["tried_before"]]  # rescued after an attempt of their own failed
+    genuine = d[d["ever_correct"] & ~prev & d["tried_before"] & ~d["task"].isin(CPU_HEAP_CORRUPTERS)]  # rescued
+    # after an attempt of their own failed (CPU_HEAP_CORRUPTERS' CPU verdicts vary from run to run)
     assert len(genuine) > 0
     for task, k in genuine[["task", "round"]].itertuples(index=False):
         earlier = [corpus.lines[(task, r)] for r in range(k) if (task, r) in corpus.lines]
@@ -357,11 +363,13 @@ def test_corpus_rescued_and_persistent_kernels(corpus):
 def test_corpus_per_round_rates_do_not_rise(corpus):
     """Where the corpus contradicts the paper's direction: each round's own attempts do not improve.
 
-    Per-round correct rate falls from round 0 to round 1 (24.1% -> 18.4%, 21.1% at round 2), because
-    four kernels correct in one round are not in their next: Activation/leaky_relu, Activation/sigmoid,
-    Math/exp_sqrt (round 1) and Math/sqrt_exp (round 2). Every one of those later kernels fails
-    only on the CPU (unsupported_on_cpu in the Triton interpreter) and passes upstream's exe test,
-    so this is a limit of the CPU run, not evidence that GEAK's rounds made kernels worse.
+    Per-round correct rate falls from round 0 to round 1 (24.1% or 27.6% -> 18.4%, 21.1% at round 2),
+    because four kernels correct in one round are not in their next: Activation/leaky_relu,
+    Activation/sigmoid, Math/exp_sqrt (round 1) and Math/sqrt_exp (round 2). Every one of those later
+    kernels fails only on the CPU (unsupported_on_cpu in the Triton interpreter) and passes upstream's
+    exe test, so this is a limit of the CPU run, not evidence that GEAK's rounds made kernels worse.
+    (Loss/nll_loss's kernels corrupt memory on the CPU, CPU_HEAP_CORRUPTERS: round 0 is correct in
+    some runs, hence the two round-0 rates, and its round-1 verdict varies; they are left out.)
     Per-round compile rate is flat (96.6 / 97.4 / 94.7%): the only kernels that do not compile are
     Math/erf's, whose corpus lines have their newlines collapsed (a syntax error in every round).
     So the best-so-far compile rise (73.7% -> 97.4%) comes entirely from the 9 tasks the corpus
@@ -375,7 +383,7 @@ def test_corpus_per_round_rates_do_not_rise(corpus):
     assert traj["round_correct_rate"].iloc[-1] < traj["round_correct_rate"].iloc[0]
     recs = corpus.records.set_index(["task", "round"]).sort_index()
     regressions = []
-    for task in corpus.tasks:
+    for task in sorted(set(corpus.tasks) - CPU_HEAP_CORRUPTERS):
         tried = [r for r in range(ROUNDS) if (task, r) in corpus.lines]
         regressions += [(task, b) for a, b in zip(tried, tried[1:]) if recs.loc[(task, a), "correct"]
                         and not recs.loc[(task, b), "correct"]]  # fmt: skip
