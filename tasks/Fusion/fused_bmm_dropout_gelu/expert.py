@@ -15,7 +15,7 @@ SQRT1_2 = tl.constexpr(0.7071067811865476)
 SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _bmm_dropout_gelu_kernel(a_ptr, b_ptr, y_ptr, M, N, K, p, scale, seed, DROPOUT: tl.constexpr,
                              TANH: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                              BLOCK_K: tl.constexpr):  # fmt: skip

@@ -33,7 +33,7 @@ def _bmm_kernel(a_ptr, b_ptr, z_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl
     tl.store(z_ptr + batch * M * N + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _rmsnorm_gelu_dropout_sub_kernel(z_ptr, o_ptr, y_ptr, n_rows, n_cols, eps, p, scale, seed, DROPOUT: tl.constexpr,
                                      TANH: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)

@@ -86,7 +86,7 @@ def _finalize_kernel(sum_ptr, sumsq_ptr, mean_ptr, rstd_ptr, n_stats, count, eps
     tl.store(rstd_ptr + i, 1.0 / tl.sqrt(var.to(tl.float32) + eps), mask=m)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _bn_relu_dropout_kernel(y_ptr, mean_ptr, rstd_ptr, L, C, seed, p, scale,
                             DROPOUT: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
     plane = tl.program_id(1).to(tl.int64)  # (n, c) plane of L = H * W elements

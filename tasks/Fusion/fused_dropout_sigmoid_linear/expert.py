@@ -12,7 +12,7 @@ import triton.language as tl
 BLOCK_M, BLOCK_N, BLOCK_K = 64, 64, 32
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _linear_sigmoid_dropout_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, p, scale, seed, HAS_BIAS: tl.constexpr,
                                    DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                    BLOCK_K: tl.constexpr):  # fmt: skip

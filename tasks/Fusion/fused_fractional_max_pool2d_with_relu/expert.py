@@ -13,7 +13,7 @@ import triton.language as tl
 BLOCK = 1024
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _frac_pool_kernel(x_ptr, y_ptr, idx_ptr, seed, n_out, H, W, oh, ow, alpha_h, alpha_w,
                       KH: tl.constexpr, KW: tl.constexpr, WRITE_IDX: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)

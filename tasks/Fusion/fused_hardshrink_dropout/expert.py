@@ -11,7 +11,7 @@ import triton.language as tl
 BLOCK = 2048
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _hardshrink_dropout_kernel(
     x_ptr, out_ptr, n, p, scale, lambd, seed,
     TRAINING: tl.constexpr, INPLACE: tl.constexpr, BLOCK: tl.constexpr,

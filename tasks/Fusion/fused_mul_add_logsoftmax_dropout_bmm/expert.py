@@ -15,7 +15,7 @@ TILE = 4096
 BM, BN, BK = 64, 64, 32
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _logsoftmax_dropout_kernel(a_ptr, b_ptr, c_ptr, d_ptr, n_rows, n_cols, p, scale, seed, TRAINING: tl.constexpr,
                                ROWS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)

@@ -39,7 +39,7 @@ def _gemm_kernel(a_ptr, b_ptr, r_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn,
     tl.store(c_ptr + dst, acc, mask=cmask)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _softmax_dropout_kernel(z_ptr, nrows, L, p, scale, seed, DROP: tl.constexpr, R: tl.constexpr,
                             BLOCK: tl.constexpr):  # fmt: skip
     rows = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R)

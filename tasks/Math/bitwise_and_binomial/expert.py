@@ -12,7 +12,7 @@ import triton.language as tl
 BLOCK = 1024
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _binomial_kernel(total_ptr, p_ptr, out_ptr, numel, max_count, seed, TOTAL_SCALAR: tl.constexpr,
                      LOGITS: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)

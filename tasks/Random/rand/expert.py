@@ -15,7 +15,7 @@ import triton.language as tl
 BLOCK = 4096
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["seed"])  # a new seed per call: one compiled variant
 def _rand_kernel(out_ptr, n, seed, TOP: tl.constexpr, BLOCK: tl.constexpr):
     # one Philox evaluation yields four uniforms: fill four consecutive quarter-blocks with them
     Q: tl.constexpr = BLOCK // 4
