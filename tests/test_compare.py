@@ -326,3 +326,28 @@ def test_comparison_in_chunks_gives_the_same_verdict_as_whole(monkeypatch):
     assert whole.mismatch.count == chunked.mismatch.count == 1 and chunked.mismatch.indices == ((777,),)
     z = torch.complex(expected, expected)
     assert compare(z, z.clone(), tol).ok
+
+
+# --- poisoning the allocator's cached free blocks (kbx.worker.instrument) ---------------------------
+
+
+def test_poisoning_takes_every_cached_free_block_of_its_device_and_stream():
+    """The requests that fill the caching allocator's free blocks: one per block, exactly its size,
+    on this device and stream only; a small-pool block over 1 MiB in pieces the small pool serves."""
+    from kbx.worker.instrument import SMALL_REQUEST_MAX_BYTES, cached_fill_sizes
+
+    def seg(kind, blocks, device=0, stream=0):
+        return {"device": device, "stream": stream, "segment_type": kind,
+                "blocks": [{"size": size, "state": state} for size, state in blocks]}  # fmt: skip
+
+    segments = [
+        seg("small", [(512, "active_allocated"), (512, "inactive"), (1536, "inactive"), (2**21 - 2560, "active_allocated")]),
+        seg("small", [(512, "active_allocated"), (2**21 - 512, "inactive")]),
+        seg("large", [(2**22, "active_allocated"), (18 * 2**20, "inactive")]),
+        seg("small", [(1024, "inactive")], device=1),  # another GPU's
+        seg("small", [(1024, "inactive")], stream=7),  # another stream's: never served to this one
+    ]
+    sizes = cached_fill_sizes(segments, device_index=0, stream=0)
+    piece = SMALL_REQUEST_MAX_BYTES
+    assert sizes == [512, 1536, piece, piece, 2**21 - 512 - 2 * piece, 18 * 2**20]
+    assert all(s <= piece for s in sizes[:5]) and all(s % 512 == 0 for s in sizes)

@@ -26,6 +26,7 @@ from kbx.eval.record import Status
 from kbx.tasks import discover
 from tests.conftest import REPO
 
+GPU_WORKERS = 8  # kbx.bench eval's default on an H100/H200: the whole suite in one run of minutes
 EXPERT_PATHS = {t.id: t.expert_path for t in discover().values() if t.expert_path}
 EXPERTS = sorted(EXPERT_PATHS)
 
@@ -42,13 +43,16 @@ def expert_evaluator():
     import torch
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    with Evaluator(EvalSettings(device=device, workers=2, secret_seed=device == "cuda")) as ev:
+    workers = GPU_WORKERS if device == "cuda" else 2
+    with Evaluator(EvalSettings(device=device, workers=workers, secret_seed=device == "cuda")) as ev:
         yield ev
 
 
 @pytest.fixture(scope="session")
 def expert_record(expert_evaluator, request):
-    """task id -> its record; the first ask for a category judges every expert of it this session runs."""
+    """task id -> its record; the first ask for a category judges every expert of it this session runs
+    (on a GPU, every expert this session runs: one batch keeps the GPU's workers busy, where the
+    categories one after another left them waiting on each category's slowest expert)."""
     tasks = discover()
     selected = {item.callspec.params["task_id"] for item in request.session.items
                 if getattr(item, "originalname", "") == "test_expert_passes"}  # fmt: skip
@@ -57,7 +61,8 @@ def expert_record(expert_evaluator, request):
     def record(task_id: str):
         if task_id not in records:
             category = tasks[task_id].category
-            batch = [t for t in EXPERTS if tasks[t].category == category and (t in selected or t == task_id)]
+            batch = [t for t in EXPERTS if (expert_evaluator.settings.on_gpu or tasks[t].category == category)
+                     and (t in selected or t == task_id)]  # fmt: skip
             attempts = [Attempt(tasks[t], Path(tasks[t].expert_path).read_text(), "expert") for t in batch]
             records.update(zip(batch, expert_evaluator.evaluate(attempts), strict=True))
         return records[task_id]

@@ -132,3 +132,26 @@ def test_results_from_another_file_are_a_one_line_error(kbx_cli, tmp_path):
     bad.write_text("{not json")
     code, _, err = kbx_cli("kbx.fidelity", str(bad), "--corpus", str(CORPUS))
     assert code == 2 and len(err.strip().splitlines()) == 1 and "invalid JSON" in err
+
+
+@needs_corpus
+@pytest.mark.gpu
+def test_a_read_past_a_scalar_tensors_end_fails_on_the_gpu(tasks):
+    """Corpus line 10 (GEAK fused_add_mean, round 0) makes its scalar `other` a one-element tensor and
+    reads three elements of it. Upstream failed it; kbx passed it on an H100 while poisoning missed the
+    cached free blocks of segments holding the task's inputs: its block still held an earlier case's
+    [0.5, 0.5, 0.5] (kbx.worker.instrument)."""
+    import torch
+
+    from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.eval.record import Status
+    from kbx.methods.predictions import read_predictions
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    (line,) = [p for p in read_predictions(CORPUS) if p.line == 10]
+    assert (line.task, line.round) == ("Fusion/fused_add_mean", 0)
+    with Evaluator(EvalSettings(device="cuda", workers=1)) as ev:
+        (rec,) = ev.evaluate([Attempt(tasks[line.task], line.code, "corpus line 10")])
+    assert rec.status is Status.MISMATCH, f"{rec.status.value}: {rec.reason}"
+    assert "fixed_scalar_alpha" in rec.reason

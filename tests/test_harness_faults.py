@@ -106,3 +106,19 @@ def test_the_sandbox_works_for_an_unprivileged_user():
                           capture_output=True, text=True, cwd="/", env={"PYTHONPATH": repo, "PATH": os.environ["PATH"]},
                           timeout=60)  # fmt: skip
     assert done.returncode == 0 and '"available": true' in done.stdout, done.stdout + done.stderr
+
+
+def test_a_gpu_busy_after_the_candidates_timing_is_charged_only_when_every_try_shows_it():
+    """A frozen process's queued kernels keep running, so one busy GPU after the owner's repetitions
+    does not prove the work was the owner's: the attempt is redone, and charged as hidden work only
+    when each of its tries finds the GPU busy (the thread variant of tests/test_quiet_gpu.py)."""
+    from kbx.eval.attempt import AttemptRun, _HarnessFailure
+
+    run = AttemptRun.__new__(AttemptRun)  # the rule alone: no worker, judge or GPU
+    run.busy_tries = 0
+    for _ in range(MAX_HARNESS_RETRIES):
+        with pytest.raises(_HarnessFailure, match="stayed busy after shape n2048"):
+            run._owner_busy("n2048")
+    reason = run._owner_busy("n2048")
+    assert reason.startswith("the GPU stayed busy with other work of the candidate's own process while shape n2048")
+    assert f"on each of {MAX_HARNESS_RETRIES + 1} tries" in reason

@@ -66,6 +66,9 @@ POISON_LARGE_MAX_BYTES = 2**30  # one block that later large allocations are car
 POISON_FREE_SHARE = 16  # ...but never more than this fraction of free memory (a dozen workers share the GPU)
 POISON_SMALL_BLOCKS = 32  # the allocator's small pool serves requests under 1 MiB from 2 MiB segments
 SMALL_BLOCK_BYTES = 2**19
+SMALL_REQUEST_MAX_BYTES = 2**20 - 512  # the largest request the small pool serves (its blocks are 512-byte multiples)
+POISON_CACHED_MAX_BYTES = 2**32  # cached free blocks filled per case, at most: milliseconds of memset
+POISON_CACHED_ROUNDS = 3  # a small free block over 1 MiB is taken in two pieces, the second on the next round
 
 
 def poison_cuda_allocator(device) -> None:
@@ -73,7 +76,9 @@ def poison_cuda_allocator(device) -> None:
 
     The cache is emptied first, so the poisoned block is the only cached large block and later
     allocations that fit are carved from it instead of reusing a block that still holds an
-    earlier, correct output. No-op on CPU (see `poison_like` for what works there).
+    earlier, correct output. Segments that still hold live tensors (the task's inputs) cannot be
+    released, and their free blocks are the first a small request gets, so those are filled too
+    (`_hold_cached_free_blocks`). No-op on CPU (see `poison_like` for what works there).
     """
     import torch
 
@@ -81,12 +86,61 @@ def poison_cuda_allocator(device) -> None:
         return
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
+    cached = _hold_cached_free_blocks(device)
     free, _ = torch.cuda.mem_get_info(device)
     large = torch.empty(min(POISON_LARGE_MAX_BYTES, free // POISON_FREE_SHARE), dtype=torch.uint8, device=device)
     small = [torch.empty(SMALL_BLOCK_BYTES, dtype=torch.uint8, device=device) for _ in range(POISON_SMALL_BLOCKS)]
-    for t in [large, *small]:
+    for t in [*cached, large, *small]:
         t.fill_(POISON_BYTE)
-    del large, small
+    del cached, large, small
+
+
+def _hold_cached_free_blocks(device) -> list:
+    """Tensors that take every free block the caching allocator keeps on this stream, each exactly.
+
+    A GEAK `fused_add_mean` kernel made its scalar argument a one-element tensor and read three
+    elements from it: the 512-byte block it got was carved from a segment holding the task's
+    inputs, whose free part still held an earlier case's [0.5, 0.5, 0.5], so it passed on an H100
+    where upstream failed it. A request the size of a free block gets that block (best fit), so
+    holding one tensor per free block, then filling and freeing them, leaves no free byte unpoisoned.
+    """
+    import torch
+
+    index = torch.device(device).index
+    index = torch.cuda.current_device() if index is None else index
+    stream = torch.cuda.current_stream(device).cuda_stream
+    held, total = [], 0
+    for _ in range(POISON_CACHED_ROUNDS):
+        sizes = cached_fill_sizes(torch.cuda.memory_snapshot(), index, stream)
+        if not sizes:
+            break
+        for size in sizes:
+            if total + size > POISON_CACHED_MAX_BYTES:
+                return held
+            held.append(torch.empty(size, dtype=torch.uint8, device=device))
+            total += size
+    return held
+
+
+def cached_fill_sizes(segments: list[dict], device_index: int, stream: int) -> list[int]:
+    """The request sizes that take each free block of `torch.cuda.memory_snapshot()` segments on
+    this device and stream. A small-pool block over SMALL_REQUEST_MAX_BYTES is asked for in pieces:
+    a larger request would go to the large pool."""
+    sizes = []
+    for seg in segments:
+        if seg.get("device") != device_index or seg.get("stream") != stream:
+            continue
+        small = seg.get("segment_type") == "small"
+        for block in seg.get("blocks", []):
+            if block.get("state") != "inactive":
+                continue
+            size = int(block["size"])
+            while small and size > SMALL_REQUEST_MAX_BYTES:
+                sizes.append(SMALL_REQUEST_MAX_BYTES)
+                size -= SMALL_REQUEST_MAX_BYTES
+            if size:
+                sizes.append(size)
+    return sizes
 
 
 def poison_like(value, device) -> None:
