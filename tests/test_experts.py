@@ -22,11 +22,12 @@ from pathlib import Path
 import pytest
 
 from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.eval.pool import open_evaluator
 from kbx.eval.record import Status
 from kbx.tasks import discover
 from tests.conftest import REPO
 
-GPU_WORKERS = 8  # kbx.bench eval's default on an H100/H200: the whole suite in one run of minutes
+GPU_WORKERS = 8  # per GPU, kbx.bench eval's default on an H100/H200: the whole suite in one run of minutes
 EXPERT_PATHS = {t.id: t.expert_path for t in discover().values() if t.expert_path}
 EXPERTS = sorted(EXPERT_PATHS)
 
@@ -42,9 +43,12 @@ def expert_evaluator():
     path is tested by the evaluator and zoo tests."""
     import torch
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    workers = GPU_WORKERS if device == "cuda" else 2
-    with Evaluator(EvalSettings(device=device, workers=workers, secret_seed=device == "cuda")) as ev:
+    if torch.cuda.is_available():  # every GPU of the machine, as kbx.run's default (eval.gpus) takes them
+        settings = EvalSettings(device="cuda", workers=GPU_WORKERS, secret_seed=True)
+        evaluator = open_evaluator(settings, gpu_indices=range(torch.cuda.device_count()))
+    else:
+        evaluator = Evaluator(EvalSettings(device="cpu", workers=2, secret_seed=False))
+    with evaluator as ev:
         yield ev
 
 
