@@ -92,6 +92,10 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    # x2: over 400 seeds of the outlier case (scripts/tf32_tail.py --case outlier), one TF32 product against
+    # exact fp32 reaches 0.68 of the x1 allowance and two TF32 products that round differently 1.60 (36 seeds
+    # over 1); the expert failed 1 of 512 elements (relative 1.24e-3) on an H100 once (2026-11-27). At x2: 0.34, 0.80.
+    tolerance=matmul_tolerance(2),
+    version=2,
     notes="TF32-sized tolerance (matmul_tolerance) instead of upstream's cuDNN-identical 1e-5",
 )
