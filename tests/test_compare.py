@@ -341,7 +341,8 @@ def test_poisoning_takes_every_cached_free_block_of_its_device_and_stream():
                 "blocks": [{"size": size, "state": state} for size, state in blocks]}  # fmt: skip
 
     segments = [
-        seg("small", [(512, "active_allocated"), (512, "inactive"), (1536, "inactive"), (2**21 - 2560, "active_allocated")]),
+        seg("small", [(512, "active_allocated"), (512, "inactive"), (1536, "inactive"),
+                      (2**21 - 2560, "active_allocated")]),  # fmt: skip
         seg("small", [(512, "active_allocated"), (2**21 - 512, "inactive")]),
         seg("large", [(2**22, "active_allocated"), (18 * 2**20, "inactive")]),
         seg("small", [(1024, "inactive")], device=1),  # another GPU's

@@ -238,10 +238,11 @@ class AttemptRun:
 
         The timer had found it quiet, with the owner frozen too, just before the owner continued, so
         the work is most likely the owner's (a thread, a side stream). Not surely: a frozen process's
-        kernels already queued keep running, and a short probe can pass in a gap between them (a GEAK
-        `fused_qr_solve` kernel was charged so once on an H100; the same code on the corpus line before
-        it passed twice). So it is charged only when every try of the attempt shows it; until then the
-        attempt is redone, and if the tries disagree it ends `harness_error`."""
+        kernels already queued keep running, and the quiet probes read host time, which hiccups (a GEAK
+        `fused_qr_solve` kernel was charged so on an H100 while the same code on the corpus line before
+        it passed, and left the GPU quiet after every call when measured alone). So it is charged only
+        when every try of the attempt shows it; until then the attempt is redone, and if the tries
+        disagree it ends `harness_error`."""
         self.busy_tries += 1
         if self.busy_tries <= MAX_HARNESS_RETRIES:
             raise _HarnessFailure(f"the GPU stayed busy after shape {shape}'s repetitions with everyone but "

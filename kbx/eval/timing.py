@@ -195,7 +195,7 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[
             # Every repetition waited for work outside its stream. With the GPU quiet now, that was
             # this process's own (its threads' or side streams'), if more than a sliver of a call;
             # otherwise another context's: no timing of the kernel, and not its doing.
-            if not any(gpu_is_quiet(pol) for _ in range(BUSY_PROBES)):
+            if gpu_stays_busy(pol):
                 row["hidden_work"], row["quiet"] = "", False
             elif statistics.median(excess) > HIDDEN_MIN_SHARE * row["median_ms"]:
                 row["hidden_work"] = row["hidden_work"] or (
@@ -282,6 +282,15 @@ def gpu_is_quiet(pol: TimingPolicy) -> bool:
     _GPU_SLEEP(PROBE_CYCLES)
     _STREAM_SYNC()  # this stream only: the process's other streams are not another context
     return (_CLOCK() - t0) * 1e3 <= expected * (1 + pol.quiet_tolerance) + QUIET_SLACK_MS
+
+
+def gpu_stays_busy(pol: TimingPolicy) -> bool:
+    """Whether BUSY_PROBES probes, QUIET_POLL_S apart, all find the GPU busy (`gpu_is_quiet`)."""
+    for _ in range(BUSY_PROBES):
+        if gpu_is_quiet(pol):
+            return False
+        time.sleep(QUIET_POLL_S)
+    return True
 
 
 def _sleep_ms(cycles: int, pol: TimingPolicy) -> float:
