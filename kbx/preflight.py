@@ -20,6 +20,10 @@ from pathlib import Path
 from kbx.errors import ConfigError
 
 TRACKING_CONNECT_TIMEOUT_S = 5.0  # an unreachable store is reported within this
+# A server that accepted the connection is there; its answer may take longer: a fresh MLflow server with
+# one worker on PostgreSQL, `services.sh status` ok, did not answer its first request within 5 s while CI
+# shared a loaded 2-core machine (2026-11-27), and the job was refused as if nothing were listening.
+TRACKING_ANSWER_TIMEOUT_S = 20.0
 MLFLOW_PROBE_PATH = "/api/2.0/mlflow/experiments/get-by-name"
 # The address space a CPU worker needs to import torch and Triton and run a task's correctness cases:
 # Activation/gelu and MatrixMultiply/matmul experts pass at 1 GiB and crash at 0.5 GiB (docs/BENCHMARKS.md),
@@ -145,7 +149,7 @@ def _check_http(uri: str, timeout_s: float) -> None:
     start = time.monotonic()
     try:
         reply = requests.get(uri.rstrip("/") + MLFLOW_PROBE_PATH, params={"experiment_name": "kbx-preflight"},
-                             timeout=timeout_s)  # fmt: skip
+                             timeout=(timeout_s, TRACKING_ANSWER_TIMEOUT_S))  # fmt: skip
     except requests.exceptions.RequestException as exc:
         raise ConfigError(_unreachable(uri, _reason(exc), time.monotonic() - start)) from None
     if reply.status_code in (401, 403):

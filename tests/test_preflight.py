@@ -133,3 +133,39 @@ def test_a_directory_tracking_store_is_refused_before_any_work(monkeypatch):
             preflight.check_tracking(uri)
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     preflight.check_tracking("file:///tmp/kbx-runs")  # the user's explicit choice
+
+
+def _slow_mlflow_server(delay_s: float):
+    """A local HTTP server that answers like MLflow's REST API (experiment not found) after `delay_s`."""
+    import http.server
+    import threading
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            time.sleep(delay_s)
+            body = b'{"error_code": "RESOURCE_DOES_NOT_EXIST"}'
+            self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def test_a_tracking_server_slow_to_answer_is_reachable_one_that_never_answers_is_not(monkeypatch):
+    """Connecting gets the short timeout; a server that accepted gets TRACKING_ANSWER_TIMEOUT_S to answer
+    (a fresh MLflow server on PostgreSQL took over 5 s on a loaded CI machine and the job was refused)."""
+    server, uri = _slow_mlflow_server(0.6)
+    try:
+        preflight.check_tracking(uri, timeout_s=0.2)  # answers after the connect timeout: still a server
+        monkeypatch.setattr(preflight, "TRACKING_ANSWER_TIMEOUT_S", 0.3)
+        with pytest.raises(ConfigError, match=r"is unreachable \(timed out"):
+            preflight.check_tracking(uri, timeout_s=0.2)
+    finally:
+        server.shutdown()
