@@ -68,7 +68,7 @@ POISON_SMALL_BLOCKS = 32  # the allocator's small pool serves requests under 1 M
 SMALL_BLOCK_BYTES = 2**19
 SMALL_REQUEST_MAX_BYTES = 2**20 - 512  # the largest request the small pool serves (its blocks are 512-byte multiples)
 POISON_CACHED_MAX_BYTES = 2**32  # cached free blocks filled per case, at most: milliseconds of memset
-POISON_CACHED_ROUNDS = 3  # a small free block over 1 MiB is taken in two pieces, the second on the next round
+POISON_CACHED_ROUNDS = 3  # snapshots taken again: a piece of a split block may have gone to another request
 
 
 def poison_cuda_allocator(device) -> None:
