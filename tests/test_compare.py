@@ -352,3 +352,33 @@ def test_poisoning_takes_every_cached_free_block_of_its_device_and_stream():
     piece = SMALL_REQUEST_MAX_BYTES
     assert sizes == [512, 1536, piece, piece, 2**21 - 512 - 2 * piece, 18 * 2**20]
     assert all(s <= piece for s in sizes[:5]) and all(s % 512 == 0 for s in sizes)
+
+
+def test_outputs_copy_a_tensor_listed_twice_once_and_keep_distinct_tensors_apart(tmp_path):
+    """An in-place op's result lists its parameter twice (returned, and as state): one copy, saved
+    once; a view with other strides, another input, or a slice stays a copy of its own."""
+    from kbx.worker.cases import to_plain, with_state
+
+    param, grad, buf = torch.randn(2**16), torch.randn(2**16), torch.randn(2**16)
+    (ret_p, ret_b), (st_p, st_g, st_b) = to_plain(with_state((param, buf), (param, grad, buf), {}))
+    assert ret_p is st_p and ret_b is st_b and st_g is not st_p
+    assert ret_p.data_ptr() != param.data_ptr() and torch.equal(ret_p, param)  # still a copy
+    whole, grid, head, tail = to_plain((param, param.view(2, -1), param[:4], param[4:]))
+    assert whole is not grid and head is not tail and torch.equal(tail, param[4:])
+    torch.save((ret_p, st_p), tmp_path / "both.pt")
+    torch.save((ret_p,), tmp_path / "one.pt")
+    assert (tmp_path / "both.pt").stat().st_size < 1.1 * (tmp_path / "one.pt").stat().st_size
+
+
+def test_the_judge_reads_a_mapped_outputs_file_as_it_reads_a_copied_one(tmp_path):
+    from kbx.worker.judge import Judge
+
+    path = tmp_path / "perf_outputs.pt"
+    outputs = {"n2^10": {"seed": 3, "output": (torch.randn(1024), torch.arange(5))}}
+    torch.save(outputs, path)
+    copied, mapped = Judge.read(str(path)), Judge.read(str(path), mmap=True)
+    for got in (copied, mapped):
+        assert got["n2^10"]["seed"] == 3
+        assert all(torch.equal(a, b) for a, b in zip(got["n2^10"]["output"], outputs["n2^10"]["output"], strict=True))
+    path.write_bytes(b"not a torch file")
+    assert isinstance(Judge.read(str(path), mmap=True), Exception)

@@ -145,9 +145,15 @@ class AttemptRun:
             return self._failed_worker(saved, s.time_timeout_s, during="saving timed outputs")
         self.stage_s["save_s"] = time.perf_counter() - saving
         self.stage_s["time_s"] = time.perf_counter() - started
+        # Nothing of the candidate's may run while the judge reads the file: it maps it (`mmap`, GBs
+        # at perf shapes, read once) rather than copying it, and a file cut short under a mapping
+        # would crash the judge (SIGBUS), not the candidate. This also frees the worker's GPU memory
+        # before the judge computes the reference at the perf shapes.
+        self._end_worker()
         judged_before = self.stage_s["judge_s"]
         recheck = self._judge({"op": "compare_perf", "task": self.task.id, "digest": self.task.digest,
-                               "rows": timed["rows"], "outputs": str(self.job_dir / "perf_outputs.pt")})  # fmt: skip
+                               "rows": timed["rows"], "outputs": str(self.job_dir / "perf_outputs.pt"),
+                               "mmap": True})  # fmt: skip
         self.stage_s["judge_perf_s"] = self.stage_s["judge_s"] - judged_before
         if recheck["status"] != Status.OK.value:
             fields["mismatch"] = _mismatch(recheck["mismatch"])
@@ -262,7 +268,8 @@ class AttemptRun:
         self._phase(f"judge {request['op']}")
         timeout = self.ev.settings.judge_timeout_s
         with self.ev.judges.lease() as judge:
-            loaded = judge.request({"op": "load", "outputs": request["outputs"]}, timeout)
+            loaded = judge.request({"op": "load", "outputs": request["outputs"], "mmap": request.get("mmap", False)},
+                                   timeout)  # fmt: skip
             reply = loaded if "error" in loaded else judge.request(request, timeout)
         self.stage_s["judge_s"] += time.perf_counter() - started
         if "error" in reply:
@@ -321,6 +328,16 @@ class AttemptRun:
     def _finish(self) -> None:
         """Let the worker go (or kill it) and wait for its exit, so no process outlives its attempt."""
         ev = self.ev
+        self._end_worker()
+        ev.zygote.forget(self.job_id)
+        ev.active.pop(self.job_id, None)
+        if not ev.settings.keep_jobs:
+            shutil.rmtree(self.job_dir, ignore_errors=True)
+
+    def _end_worker(self) -> None:
+        """Tell the worker to exit, kill it if it does not, and wait for it. It is the init of its
+        PID namespace, so every process the candidate started ends with it."""
+        ev = self.ev
         if not self.exited:
             ev.zygote.send(self.job_id, "exit")
         killed, deadline = False, time.monotonic() + EXIT_GRACE_S
@@ -336,10 +353,6 @@ class AttemptRun:
                 self.exited = self.events.get(timeout=remaining)["event"] in ("exit", ZYGOTE_DIED)
             except queue.Empty:
                 continue
-        ev.zygote.forget(self.job_id)
-        ev.active.pop(self.job_id, None)
-        if not ev.settings.keep_jobs:
-            shutil.rmtree(self.job_dir, ignore_errors=True)
 
     def _phase(self, name: str) -> None:
         self.ev.active[self.job_id] = (self.task.id, name, time.monotonic())

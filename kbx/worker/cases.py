@@ -105,22 +105,40 @@ def clone_tree(value):
     return value
 
 
-def to_plain(value, device: str = "cpu"):
+def to_plain(value, device: str = "cpu", _copies: dict | None = None):
     """Detached contiguous plain-tensor copies on `device`; list/tuple/dict containers kept.
 
     Always a copy, never a view of the candidate's tensor: the output is what the entry returned,
-    not what a thread or a later call writes into that buffer before the outputs are saved.
+    not what a thread or a later call writes into that buffer before the outputs are saved. A
+    tensor that appears twice (an in-place op returns its input, and `with_state` lists the input
+    again) is copied once and both leaves hold that copy, so it is saved and loaded once: for
+    Optimizer/SGD's perf shapes 4.2 GB instead of 7.0 GB.
     """
+    copies = {} if _copies is None else _copies
     if isinstance(value, torch.Tensor):
-        return value.detach().to(device, memory_format=torch.contiguous_format, copy=True).as_subclass(torch.Tensor)
+        key = _same_values_key(value)
+        if key is None or key not in copies:
+            copy = value.detach().to(device, memory_format=torch.contiguous_format, copy=True).as_subclass(torch.Tensor)
+            if key is None:
+                return copy
+            copies[key] = copy
+        return copies[key]
     if isinstance(value, (list, tuple)):
-        items = [to_plain(v, device) for v in value]
+        items = [to_plain(v, device, copies) for v in value]
         return tuple(items) if isinstance(value, tuple) else items
     if isinstance(value, dict):
-        return {str(k): to_plain(v, device) for k, v in value.items()}
+        return {str(k): to_plain(v, device, copies) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, float, complex, str)):
         return value
     return repr(value)
+
+
+def _same_values_key(t: torch.Tensor) -> tuple | None:
+    """Tensors with equal keys read the same memory the same way (hence hold the same values);
+    None where a tensor has no plain strided memory to compare (sparse, nested, meta)."""
+    if t.layout is not torch.strided or t.is_nested or t.device.type == "meta":
+        return None
+    return (t.device, t.dtype, t.data_ptr(), tuple(t.shape), t.stride())
 
 
 def find_foreign_type(value) -> str:

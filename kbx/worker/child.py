@@ -128,6 +128,7 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
         import kbx.eval.timing  # noqa: F401 - captures the timing functions before the candidate can touch them
 
     save = torch.save
+    _fast_saves()
     device = job["device"]
     spec = info.spec
     if read_command(control_fd) != "check":  # the driver says when this worker may use the GPU
@@ -186,6 +187,18 @@ def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, sav
     reporter.send(event="timed", rows=rows, time_s=time.perf_counter() - started)
     save(outputs, PERF_OUTPUTS_FILE)  # torch.save as captured before the candidate was imported
     reporter.send(event="saved")
+
+
+def _fast_saves() -> None:
+    """torch.save settings for the outputs files, set before the candidate is imported. Measured on
+    an H100 with 7 GB of perf outputs on the GPU (docs/BENCHMARKS.md, twelfth session): 9.7 s as
+    torch saves by default, 8.2 s without the checksum, 3.6 s copying through pinned memory too. The
+    checksum guards against corruption in storage; the judge reads the file once, from memory, and
+    judges whatever it holds."""
+    from torch.utils.serialization import config
+
+    config.save.compute_crc32 = False
+    config.save.use_pinned_memory_for_d2h = True
 
 
 def read_command(fd: int) -> str:

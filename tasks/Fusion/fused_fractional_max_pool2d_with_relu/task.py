@@ -90,16 +90,17 @@ def plausible(call: Call, got) -> str:
         got, idx = got
         if not isinstance(idx, torch.Tensor) or idx.dtype != torch.int64 or tuple(idx.shape) != (nb, ch, oh, ow):
             return f"indices must be an int64 tensor of shape {(nb, ch, oh, ow)}"
-        idx = idx.detach().cpu()
+        idx = idx.detach()
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != (nb, ch, oh, ow) or got.dtype != x.dtype:
         return f"output must be a {x.dtype} tensor of shape {(nb, ch, oh, ow)}"
-    r = F.relu(x.detach().cpu())
-    g = got.detach().cpu()
+    r = F.relu(x.detach())  # on the input's device: a perf shape's planes are 2048 x 2048
+    g = got.detach()
     wmax = F.max_pool2d(r, (kh, kw), stride=1)  # wmax[..., a, b] = max over the window starting at (a, b)
     rows, prow = _offset_sequences(h, oh, kh)
     cols, pcol = _offset_sequences(w, ow, kw)
-    common_rows = torch.ones(rows.shape[0], dtype=torch.bool)
-    common_cols = torch.ones(cols.shape[0], dtype=torch.bool)
+    rows, cols = rows.to(r.device), cols.to(r.device)
+    common_rows = torch.ones(rows.shape[0], dtype=torch.bool, device=r.device)
+    common_cols = torch.ones(cols.shape[0], dtype=torch.bool, device=r.device)
     for n in range(nb):
         for c in range(ch):
             m, gp = wmax[n, c], g[n, c]

@@ -47,8 +47,8 @@ def plausible(call: Call, got) -> str | None:
         return None
     if not isinstance(got, torch.Tensor) or got.shape != x.shape or got.dtype != x.dtype:
         return "output is not a tensor of the input's shape and dtype"
-    g = got.detach().double().flatten().cpu()
-    scaled = x.detach().double().flatten().cpu() / (1.0 - p)
+    g = got.detach().double().flatten()
+    scaled = x.detach().double().flatten() / (1.0 - p)
     kept_val = torch.where(scaled.abs() > lambd, scaled, torch.zeros_like(scaled))
     atol, rtol, _ = TOLERANCE.for_dtype("float32")
     near = (scaled.abs() - lambd).abs() <= 1e-5 * lambd + 1e-6  # threshold decided by rounding

@@ -53,8 +53,8 @@ def plausible(call: Call, got) -> str | None:
         return None
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != (a.shape[0],) or got.dtype != a.dtype:
         return f"output is not a {a.dtype} tensor of shape ({a.shape[0]},)"
-    g = got.detach().double().cpu()
-    kept_val = torch.log_softmax(torch.mv(a.detach().double().cpu(), v.detach().double().cpu()), dim=dim) / (1.0 - p)
+    g = got.detach().double()
+    kept_val = torch.log_softmax(torch.mv(a.detach().double(), v.detach().double()), dim=dim) / (1.0 - p)
     atol, rtol, rms_atol = TOLERANCE.for_dtype(str(a.dtype).removeprefix("torch."))
     scale = float(kept_val.square().mean().sqrt())
     allowed = atol + rtol * kept_val.abs() + rms_atol * scale

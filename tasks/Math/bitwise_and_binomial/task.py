@@ -69,10 +69,10 @@ def plausible(call: Call, got) -> str:
         return "no probabilities given: the call must raise ValueError"
     p = probs.double() if probs is not None else torch.sigmoid(logits.double())
     n, p = torch.broadcast_tensors(total.double(), p)
-    n, p = n.flatten().cpu(), p.flatten().cpu()
+    n, p = n.flatten(), p.flatten()
     if not isinstance(got, torch.Tensor) or got.numel() != n.numel():
         return f"expected a tensor of {n.numel()} counts"
-    k = got.detach().double().flatten().cpu()
+    k = got.detach().double().flatten()
     bad = ~torch.isfinite(k) | (k != torch.round(k)) | (k < 0) | (k > n)
     bad |= ((p == 0) & (k != 0)) | ((p == 1) & (k != n))
     if bad.any():

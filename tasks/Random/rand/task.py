@@ -61,7 +61,7 @@ def plausible(call: Call, got) -> str:
         return f"expected a tensor, got {type(got).__name__}"
     if tuple(got.shape) != size or got.dtype != dtype:
         return f"expected shape {size} and dtype {dtype}, got {tuple(got.shape)} and {got.dtype}"
-    v = got.detach().flatten().double().cpu()
+    v = got.detach().flatten().double()
     if not torch.isfinite(v).all() or (v < 0).any() or (v >= 1).any():
         return f"values outside [0, 1): min {v.min().item()}, max {v.max().item()}"
     n = v.numel()
