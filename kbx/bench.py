@@ -25,7 +25,7 @@ from pathlib import Path
 from kbx import hardware as hw
 from kbx.errors import EXIT_USER_ERROR
 from kbx.eval.watch import watch
-from kbx.host_load import HostLoad
+from kbx.host_load import GpuLoad, HostLoad
 from kbx.methods.base import MethodError
 
 SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
@@ -37,7 +37,8 @@ HEARTBEAT_S = 20.0
 # the perf outputs); judge_s includes judge_perf_s (checking them); gpu_wait_s is queueing for windows.
 STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "judge_perf_s", "gpu_wait_s", "baseline_s", "time_s", "save_s",
           "exclusive_s")  # fmt: skip
-HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct")  # kbx.host_load, per run
+# kbx.host_load, per run
+HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct", "gpu_busy_pct")
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
 OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
 
@@ -190,8 +191,9 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
         started = time.perf_counter()
         done: list[dict] = []
         load = HostLoad()
+        gpu_load = GpuLoad(list(range(gpus)) if device == "cuda" else [])
 
-        def progress(i, r, k=k, started=started, done=done, load=load):
+        def progress(i, r, k=k, started=started, done=done, load=load, gpu_load=gpu_load):
             why = f"  ({r.reason[:150]})" if r.status.value != "ok" else ""
             if r.status.value == "crashed" and r.output_tail:
                 why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
@@ -201,17 +203,21 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
                   f"(longest {r.max_window_s:4.2f}s){why}", flush=True)  # fmt: skip
             done.append(r.to_dict())
             if json_out:  # partial runs too, so a benchmark cut short still leaves its figures
-                partial = {"run": k, "wall_s": time.perf_counter() - started, "records": done, **load.figures()}
+                partial = {"run": k, "wall_s": time.perf_counter() - started, "records": done, **load.figures(),
+                           **gpu_load.figures()}  # fmt: skip
                 Path(json_out).write_text(json.dumps({**report, "partial": partial}, indent=1))
 
-        with open_evaluator(EvalSettings(device=device, workers=workers), range(gpus)) as ev:
-            stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
-            try:
-                records = ev.evaluate(attempts, on_record=progress)
-            finally:
-                stop.set()
+        try:
+            with open_evaluator(EvalSettings(device=device, workers=workers), range(gpus)) as ev:
+                stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
+                try:
+                    records = ev.evaluate(attempts, on_record=progress)
+                finally:
+                    stop.set()
+        finally:
+            gpu_load.stop()
         report["runs"].append({"wall_s": time.perf_counter() - started, "records": [r.to_dict() for r in records],
-                               **load.figures()})  # fmt: skip
+                               **load.figures(), **gpu_load.figures()})  # fmt: skip
         if json_out:
             Path(json_out).write_text(json.dumps(report, indent=1))
     return report
@@ -292,6 +298,8 @@ def _host_line(run: dict) -> str:
     if "driver_cpu_s" not in run:
         return ""  # a report from before kbx.host_load
     busy = f", host CPUs busy {run['host_cpu_busy_pct']:.0f}%" if "host_cpu_busy_pct" in run else ""
+    if "gpu_busy_pct" in run:
+        busy += ", GPU running a kernel " + " / ".join(f"{pct:.0f}%" for pct in run["gpu_busy_pct"]) + " of the time"
     return (f"; driver CPU {run['driver_cpu_s']:.1f} s ({run['driver_cpu_share']:.0%} of the wall), "
             f"{run['host_cpus']} host CPUs{busy}")
 

@@ -1,5 +1,6 @@
-"""How busy the host was over a stretch of wall time: the driver process's own CPU seconds and the
-share of every CPU's time that was busy (Linux /proc/stat).
+"""How busy the host was over a stretch of wall time: the driver process's own CPU seconds, the
+share of every CPU's time that was busy (Linux /proc/stat), and how often each GPU ran a kernel
+(NVML, sampled).
 
 An attempt costs more with several GPUs busy than with one (1.13x on two H200s, 1.66x on four
 H100s, 2026-11-27), and one driver process runs every GPU's attempt threads. These two figures say
@@ -11,11 +12,14 @@ from __future__ import annotations
 
 import os
 import resource
+import threading
 import time
+from collections.abc import Callable
 
 PROC_STAT = "/proc/stat"
 BUSY_FIELDS = 8  # user nice system idle iowait irq softirq steal (guest time is counted inside user)
 IDLE, IOWAIT = 3, 4  # their positions among those fields
+GPU_SAMPLE_S = 0.5  # how often GpuLoad reads each GPU's utilization (NVML's own period is 1/6 s to 1 s)
 
 
 def cpu_jiffies(path: str = PROC_STAT) -> tuple[float, float] | None:
@@ -53,3 +57,50 @@ class HostLoad:
         if now is not None and self.jiffies0 is not None and now[1] > self.jiffies0[1]:
             out["host_cpu_busy_pct"] = 100.0 * (now[0] - self.jiffies0[0]) / (now[1] - self.jiffies0[1])
         return out
+
+
+class GpuLoad:
+    """Each GPU's kernel-busy share (`Telemetry.kernel_busy_pct`), read every `interval_s` by a daemon
+    thread from construction to `stop()`. Whether a run's shared phase was bound by the GPU: a
+    twelfth-session H100 run cut its host-memory stages by 420 s of attempt time and its wall did not
+    move. `read(index)` returns a percentage, or a negative number where it cannot (no NVML, a CPU)."""
+
+    def __init__(self, indices: list[int], read: Callable[[int], float] | None = None,
+                 interval_s: float = GPU_SAMPLE_S) -> None:  # fmt: skip
+        self.indices = list(indices)
+        self.read = read or _nvml_reader()
+        self.samples: dict[int, list[float]] = {i: [] for i in self.indices}
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, args=(interval_s,), name="kbx-gpu-load", daemon=True)
+        self.thread.start()
+
+    def _sample(self, interval_s: float) -> None:
+        while not self.done.is_set():
+            for i in self.indices:
+                value = self.read(i)
+                if value >= 0:
+                    self.samples[i].append(value)
+            self.done.wait(interval_s)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def figures(self) -> dict:
+        """gpu_busy_pct: the mean reading of each GPU (in `indices` order), where every GPU gave some."""
+        if not self.indices or not all(self.samples[i] for i in self.indices):
+            return {}
+        return {"gpu_busy_pct": [sum(self.samples[i]) / len(self.samples[i]) for i in self.indices]}
+
+
+def _nvml_reader() -> Callable[[int], float]:
+    from kbx.telemetry import Telemetry
+
+    opened: dict[int, Telemetry] = {}
+
+    def read(index: int) -> float:
+        if index not in opened:
+            opened[index] = Telemetry(index)
+        return opened[index].kernel_busy_pct()
+
+    return read

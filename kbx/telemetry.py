@@ -92,6 +92,17 @@ class Telemetry:
         except Exception:  # NVMLError
             return 0.0
 
+    def kernel_busy_pct(self) -> float:
+        """NVML's GPU utilization: the share of its last sample period (1/6 s to 1 s) in which a kernel
+        ran, of any process; -1 when NVML cannot say. One small kernel at a time reads 100 %: a low
+        figure proves the GPU idle, a high one does not prove it full."""
+        if self.handle is None:
+            return -1.0
+        try:
+            return float(self.nvml.nvmlDeviceGetUtilizationRates(self.handle).gpu)
+        except Exception:  # NVMLError
+            return -1.0
+
     def free_memory_bytes(self) -> int:
         """Free device memory as the driver sees it (all processes), or -1 when NVML cannot say."""
         if self.handle is None:

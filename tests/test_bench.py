@@ -136,3 +136,34 @@ def test_the_summary_carries_each_runs_host_load():
     assert data["runs"][0]["driver_cpu_share"] == 0.95 and data["runs"][0]["host_cpu_busy_pct"] == 41.0
     assert "driver_cpu_s" not in data["runs"][1]  # a run from before kbx.host_load
     assert "driver CPU 9.5 s (95% of the wall), 64 host CPUs, host CPUs busy 41%" in format_report(report)
+
+
+def test_gpu_load_averages_each_gpus_readings_and_says_nothing_without_them():
+    """GPU busy share per GPU, sampled by a thread; a GPU that gives no reading (no NVML, a CPU run)
+    leaves the figure out rather than reporting 0 %."""
+    from kbx.host_load import GpuLoad
+
+    readings = {0: iter([20.0, 40.0] + [30.0] * 1000), 1: iter([90.0] * 1000)}
+    load = GpuLoad([0, 1], read=lambda i: next(readings[i]), interval_s=0.01)
+    deadline = time.monotonic() + 10.0
+    while len(load.samples[0]) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    load.stop()
+    n0 = len(load.samples[0])
+    assert n0 >= 5 and not load.thread.is_alive()
+    want0 = (20.0 + 40.0 + 30.0 * (n0 - 2)) / n0
+    assert load.figures()["gpu_busy_pct"] == pytest.approx([want0, 90.0])
+    silent = GpuLoad([0], read=lambda i: -1.0, interval_s=0.01)
+    time.sleep(0.05)
+    silent.stop()
+    assert silent.figures() == {} and GpuLoad([]).figures() == {}
+
+
+def test_the_report_says_how_busy_each_gpu_was():
+    record = {"task": "Math/add", "status": "ok", "exclusive_s": 0.1, "max_window_s": 0.1, "speedup": 1.0, "wall_s": 1.0,
+              "shapes": []}  # fmt: skip
+    run = {"wall_s": 10.0, "records": [record], "driver_cpu_s": 1.0, "driver_cpu_share": 0.1, "host_cpus": 16,
+           "host_cpu_busy_pct": 33.0, "gpu_busy_pct": [97.4, 61.0]}  # fmt: skip
+    report = {"device": "NVIDIA H100", "n_kernels": 1, "gpus": 2, "runs": [run]}
+    assert summary_data(report, "python -m kbx.bench eval")["runs"][0]["gpu_busy_pct"] == [97.4, 61.0]
+    assert "GPU running a kernel 97% / 61% of the time" in format_report(report)
