@@ -126,12 +126,15 @@ def test_host_load_counts_the_drivers_cpu_and_the_hosts(tmp_path):
     assert cpu_jiffies(str(tmp_path / "absent")) is None
 
 
+# one timed attempt's record, as kbx.bench eval keeps it
+RECORD = {"task": "Math/add", "status": "ok", "exclusive_s": 0.1, "max_window_s": 0.1, "speedup": 1.0, "wall_s": 1.0,
+          "shapes": []}  # fmt: skip
+
+
 def test_the_summary_carries_each_runs_host_load():
-    record = {"task": "Math/add", "status": "ok", "exclusive_s": 0.1, "max_window_s": 0.1, "speedup": 1.0, "wall_s": 1.0,
-              "shapes": []}  # fmt: skip
-    run = {"wall_s": 10.0, "records": [record], "driver_cpu_s": 9.5, "driver_cpu_share": 0.95, "host_cpus": 64,
+    run = {"wall_s": 10.0, "records": [RECORD], "driver_cpu_s": 9.5, "driver_cpu_share": 0.95, "host_cpus": 64,
            "host_cpu_busy_pct": 41.0}  # fmt: skip
-    report = {"device": "NVIDIA H100", "n_kernels": 1, "gpus": 4, "runs": [run, {"wall_s": 5.0, "records": [record]}]}
+    report = {"device": "NVIDIA H100", "n_kernels": 1, "gpus": 4, "runs": [run, {"wall_s": 5.0, "records": [RECORD]}]}
     data = summary_data(report, "python -m kbx.bench eval")
     assert data["runs"][0]["driver_cpu_share"] == 0.95 and data["runs"][0]["host_cpu_busy_pct"] == 41.0
     assert "driver_cpu_s" not in data["runs"][1]  # a run from before kbx.host_load
@@ -160,9 +163,7 @@ def test_gpu_load_averages_each_gpus_readings_and_says_nothing_without_them():
 
 
 def test_the_report_says_how_busy_each_gpu_was():
-    record = {"task": "Math/add", "status": "ok", "exclusive_s": 0.1, "max_window_s": 0.1, "speedup": 1.0, "wall_s": 1.0,
-              "shapes": []}  # fmt: skip
-    run = {"wall_s": 10.0, "records": [record], "driver_cpu_s": 1.0, "driver_cpu_share": 0.1, "host_cpus": 16,
+    run = {"wall_s": 10.0, "records": [RECORD], "driver_cpu_s": 1.0, "driver_cpu_share": 0.1, "host_cpus": 16,
            "host_cpu_busy_pct": 33.0, "gpu_busy_pct": [97.4, 61.0]}  # fmt: skip
     report = {"device": "NVIDIA H100", "n_kernels": 1, "gpus": 2, "runs": [run]}
     assert summary_data(report, "python -m kbx.bench eval")["runs"][0]["gpu_busy_pct"] == [97.4, 61.0]
