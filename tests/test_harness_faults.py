@@ -122,3 +122,19 @@ def test_a_gpu_busy_after_the_candidates_timing_is_charged_only_when_every_try_s
     reason = run._owner_busy("n2048")
     assert reason.startswith("the GPU stayed busy with other work of the candidate's own process while shape n2048")
     assert f"on each of {MAX_HARNESS_RETRIES + 1} tries" in reason
+
+
+def test_a_judge_answers_every_request_before_it_leaves_at_the_end_of_its_input():
+    """The judge ends with os._exit (kbx.worker.process_exit): whatever it was asked before its input
+    closed is answered, and it exits 0."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "KBX_DEVICE": "cpu", "KBX_TASKS_DIR": str(FIXTURE_TASKS)}
+    requests = b'{"op": "ping"}\n{"op": "no such op"}\n{"op": "ping"}\n'
+    done = subprocess.run([sys.executable, "-m", "kbx.worker.judge"], input=requests, capture_output=True, env=env,
+                          timeout=120)  # fmt: skip
+    replies = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert done.returncode == 0 and len(replies) == 3, done.stderr.decode()[-2000:]
+    assert replies[0] == replies[2] == {"ok": True} and "error" in replies[1]

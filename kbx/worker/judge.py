@@ -30,6 +30,8 @@ import signal
 import sys
 import traceback
 
+from kbx.worker.process_exit import exit_at_once
+
 MAX_CACHED_TASKS = 4  # reference outputs (perf shapes' excepted) of this many tasks stay cached (LRU), per judge
 
 
@@ -198,6 +200,8 @@ def main() -> None:
             reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=-5)}
         release_gpu_memory(judge.device)
         protocol.write(json.dumps(reply) + "\n")
+    protocol.flush()
+    exit_at_once()
 
 
 def release_gpu_memory(device: str) -> None:

@@ -30,6 +30,7 @@ import signal
 import sys
 
 from kbx.worker import freezer
+from kbx.worker.process_exit import exit_at_once
 from kbx.worker.sandbox import NAMESPACES, SANDBOX_ENV, IsolatedForker, view_plan
 
 CHILD_INTERNAL_ERROR = 70  # exit code when kbx's own child code fails, not the candidate
@@ -223,6 +224,7 @@ def main() -> None:
     import kbx.worker.child  # noqa: F401
 
     Zygote(protocol_fd, fork).serve()
+    exit_at_once()
 
 
 if __name__ == "__main__":
