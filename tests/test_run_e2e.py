@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import json
 from pathlib import Path
 
@@ -51,6 +53,7 @@ def test_reference_gelu_logs_a_correct_child_run(kbx_cli, tmp_path):
     assert child["tags.mlflow.parentRunId"] == parent["run_id"]
     assert child["experiment_id"] != parent["experiment_id"]  # task runs live in the companion experiment
     assert parent["params.method"] == "reference" and parent["params.hardware"] == "cpu"
+    assert parent["params.triton_version"] == importlib.metadata.version("triton")
     assert parent["metrics.suite/correct_rate"] == 1.0 and parent["metrics.suite/n_tasks"] == 1.0
     assert parent["tags.mlflow.runName"] == "reference | all | cpu | 3 rounds"  # the iteration budget (default 3)
     link = f"http://127.0.0.1:5000/#/experiments/{parent['experiment_id']}/runs?workflowType=machine_learning"
