@@ -3,9 +3,9 @@ share of every CPU's time that was busy (Linux /proc/stat), and how often each G
 (NVML, sampled).
 
 An attempt costs more with several GPUs busy than with one (1.13x on two H200s, 1.66x on four
-H100s, 2026-11-27), and one driver process runs every GPU's attempt threads. These two figures say
-which was the shared resource: the host's CPUs (busy near 100 %) or the driver (its CPU seconds
-near the wall time: one core, one interpreter lock).
+H100s, 2026-11-27), and one driver process runs every GPU's attempt threads. These figures say
+which was the shared resource: the host's CPUs (busy near 100 %), the driver (its CPU seconds near
+the wall time: one core, one interpreter lock) or a GPU (running a kernel nearly all the time).
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ class GpuLoad:
         self.samples: dict[int, list[float]] = {i: [] for i in self.indices}
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._sample, args=(interval_s,), name="kbx-gpu-load", daemon=True)
-        self.thread.start()
+        if self.indices:  # a CPU run has nothing to read
+            self.thread.start()
 
     def _sample(self, interval_s: float) -> None:
         while not self.done.is_set():
@@ -84,7 +85,8 @@ class GpuLoad:
 
     def stop(self) -> None:
         self.done.set()
-        self.thread.join()
+        if self.thread.is_alive():
+            self.thread.join()
 
     def figures(self) -> dict:
         """gpu_busy_pct: the mean reading of each GPU (in `indices` order), where every GPU gave some."""

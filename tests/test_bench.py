@@ -159,7 +159,9 @@ def test_gpu_load_averages_each_gpus_readings_and_says_nothing_without_them():
     silent = GpuLoad([0], read=lambda i: -1.0, interval_s=0.01)
     time.sleep(0.05)
     silent.stop()
-    assert silent.figures() == {} and GpuLoad([]).figures() == {}
+    cpu_run = GpuLoad([])
+    cpu_run.stop()
+    assert silent.figures() == {} and cpu_run.figures() == {} and not cpu_run.thread.is_alive()
 
 
 def test_the_report_says_how_busy_each_gpu_was():
