@@ -34,9 +34,10 @@ COPY_REPS = 20
 HEARTBEAT_S = 20.0
 # Per-attempt seconds summed over a run. check_s includes time frozen (paused_s) for others'
 # windows; time_s includes this attempt's own windows (exclusive_s), baseline_s and save_s (writing
-# the perf outputs); judge_s includes judge_perf_s (checking them); gpu_wait_s is queueing for windows.
-STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "judge_perf_s", "gpu_wait_s", "baseline_s", "time_s", "save_s",
-          "exclusive_s")  # fmt: skip
+# the perf outputs); judge_s includes judge_perf_s (checking them) and judge_wait_s (queueing for an
+# idle judge); gpu_wait_s is queueing for windows.
+STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "judge_perf_s", "judge_wait_s", "gpu_wait_s", "baseline_s",
+          "time_s", "save_s", "exclusive_s")  # fmt: skip
 # kbx.host_load, per run
 HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct", "gpu_busy_pct")
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=20, help="sandbox: paired attempts (with and without)")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4, help="attempts in flight per GPU")
+    parser.add_argument("--judges", type=int, default=0, help="eval: judge processes per GPU (0: the evaluator's default)")
     parser.add_argument("--gpus", type=int, default=1, help="eval, overhead: GPUs of this host to spread attempts over")
     parser.add_argument("--limit", type=int, default=0, help="eval: at most this many kernels (categories interleaved)")
     parser.add_argument("--category", default="all")
@@ -141,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out, args.gpus, args.limit,
-                            args.method, args.mode)  # fmt: skip
+                            args.method, args.mode, args.judges)  # fmt: skip
     except MethodError as exc:
         print(f"kbx: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -167,7 +169,7 @@ def with_partial_run(report: dict) -> dict:
 
 
 def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json_out: str = "", gpus: int = 1,
-               limit: int = 0, method: str = "reference", mode: str = "default") -> dict:  # fmt: skip
+               limit: int = 0, method: str = "reference", mode: str = "default", judges: int = 0) -> dict:  # fmt: skip
     """Runs the benchmark; after every attempt and run it prints a line and rewrites `json_out`, so a
     benchmark cut short by a time limit still leaves its figures."""
     import torch
@@ -181,9 +183,11 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     device = "cuda" if torch.cuda.is_available() else "cpu"
     names = hw.detect_gpus()
     attempts = bench_attempts(tasks, method, mode, device)
+    settings = EvalSettings(device=device, workers=workers, judges=judges)
     report = {"device": names[0] if names else "cpu", "commit": _commit(), "command": " ".join(sys.argv),
               "method": method, "gpus": gpus if device == "cuda" else 0,
-              "workers_per_gpu": workers, "n_kernels": len(attempts), "runs": [],
+              "workers_per_gpu": workers, "judges_per_gpu": settings.judge_count, "n_kernels": len(attempts),
+              "runs": [],
               "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
     print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
@@ -208,7 +212,7 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
                 Path(json_out).write_text(json.dumps({**report, "partial": partial}, indent=1))
 
         try:
-            with open_evaluator(EvalSettings(device=device, workers=workers), range(gpus)) as ev:
+            with open_evaluator(settings, range(gpus)) as ev:
                 stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
                 try:
                     records = ev.evaluate(attempts, on_record=progress)
@@ -311,6 +315,7 @@ def summary_data(report: dict, command: str) -> dict:
     return {"device": report["device"], "commit": report.get("commit") or _commit(), "date": time.strftime("%Y-%m-%d"),
             "command": report.get("command") or command,
             "kernels": report["n_kernels"], "workers_per_gpu": report.get("workers_per_gpu"),
+            "judges_per_gpu": report.get("judges_per_gpu", 0),
             "statuses": s["statuses"],
             "runs": [{k: v for k, v in r.items()} for r in s["runs"]],
             "repeat_shapes": rep.get("shapes", 0),

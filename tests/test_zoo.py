@@ -527,5 +527,6 @@ def test_timed_records_split_their_time(gpu_records):
     timed = [r for r in gpu_records.values() if r.timed]
     assert timed and all(r.time_s > 0 and r.gpu_wait_s >= 0 and r.paused_s >= 0 for r in timed)
     assert all(0 < r.save_s < r.time_s and 0 < r.judge_perf_s <= r.judge_s for r in timed)  # the perf outputs' share
+    assert all(0 <= r.judge_wait_s < r.judge_s for r in timed)  # waiting for an idle judge is part of judging
     for task in {r.task for r in timed}:
         assert sum(r.baseline_s > 0 for r in gpu_records.values() if r.task == task) == 1, task

@@ -66,7 +66,7 @@ class AttemptRun:
     def _new_try(self) -> None:
         self.job_id = uuid.uuid4().hex[:12]
         self.job_dir = self.ev.workdir / "jobs" / self.job_id
-        self.stage_s = {"judge_s": 0.0, "judge_perf_s": 0.0, "time_s": 0.0, "save_s": 0.0, "gpu_wait_s": 0.0,
+        self.stage_s = {"judge_s": 0.0, "judge_perf_s": 0.0, "judge_wait_s": 0.0, "time_s": 0.0, "save_s": 0.0, "gpu_wait_s": 0.0,
                         "baseline_s": 0.0, "exclusive_s": 0.0, "max_window_s": 0.0}  # see EvalRecord; fmt: skip
         self.exited = False
         self.ready = False  # the worker said it is about to run candidate code
@@ -268,6 +268,7 @@ class AttemptRun:
         self._phase(f"judge {request['op']}")
         timeout = self.ev.settings.judge_timeout_s
         with self.ev.judges.lease() as judge:
+            self.stage_s["judge_wait_s"] += time.perf_counter() - started
             loaded = judge.request({"op": "load", "outputs": request["outputs"], "mmap": request.get("mmap", False)},
                                    timeout)  # fmt: skip
             reply = loaded if "error" in loaded else judge.request(request, timeout)

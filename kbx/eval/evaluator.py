@@ -78,6 +78,10 @@ class EvalSettings:
     def on_gpu(self) -> bool:
         return self.device == "cuda"
 
+    @property
+    def judge_count(self) -> int:
+        return self.judges or (max(JUDGES_GPU, self.workers // 2) if self.on_gpu else 1)
+
 
 def cpu_threads_per_process(processes: int, evaluators: int = 1) -> int:
     """The host's CPUs shared evenly among the evaluators' processes (workers, judges, timer), at
@@ -136,7 +140,7 @@ class Evaluator:
         self.secret_seed = rng.getrandbits(SECRET_SEED_BITS) if s.secret_seed else None
         self.ghost_seed = rng.getrandbits(SECRET_SEED_BITS)  # fresh inputs for the Triton-free replay
         env = {"KBX_TASKS_DIR": self.tasks_dir, "KBX_DEVICE": "cuda:0" if s.on_gpu else "cpu", SANDBOX_ENV: s.sandbox}
-        judges = s.judges or (max(JUDGES_GPU, s.workers // 2) if s.on_gpu else 1)
+        judges = s.judge_count
         threads = str(cpu_threads_per_process(s.workers + judges + 1, s.host_share))
         env.update({name: threads for name in CPU_THREAD_VARS if name not in os.environ})
         if s.on_gpu:

@@ -147,6 +147,7 @@ class EvalRecord:
     check_s: float = 0.0  # running every correctness case, ghost replay included
     judge_s: float = 0.0  # the judge's reference and comparison
     judge_perf_s: float = 0.0  # of judge_s: checking the perf shapes' outputs (the largest, read from host memory)
+    judge_wait_s: float = 0.0  # of judge_s: waiting for an idle judge (every one busy with other attempts)
     time_s: float = 0.0  # timing every perf shape: preparing (GPU shared) and measuring (GPU alone)
     save_s: float = 0.0  # of time_s: the worker writing the perf shapes' outputs for that check (host memory)
     paused_s: float = 0.0  # frozen while other attempts held the GPU alone (excluded from every deadline)
