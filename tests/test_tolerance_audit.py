@@ -154,6 +154,34 @@ def test_repository_tolerances_pass_the_audit_on_a_gpu(task_id):
     assert not failing, [(r.case, r.verdict, r.note) for r in failing]
 
 
+TAIL_SEEDS = 500  # about 7 of them failed the former 2x TF32 rule on an H100 (29 of 2,000)
+
+
+@pytest.mark.gpu
+def test_fused_transformer_blocks_expert_meets_its_tolerance_on_every_outlier_seed():
+    """The audit models TF32 at one seed; a suite run draws a secret seed each time, so the expert's
+    tail over seeds must fit. The layer norm after the products divides their TF32 error by its row's
+    spread, so outlier rows reach 6.1x the 1x allowance (2,000 seeds, H100, 2026-11-27)."""
+    import importlib.util
+
+    from kbx.eval.compare import allowance
+
+    info = discover()["Fusion/fused_transformer_block"]
+    loaded = importlib.util.spec_from_file_location("ftb_expert", info.expert_path)
+    expert = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(expert)
+    case = next(c for c in info.spec.cases if c.name == "outlier_p0")
+    worst = 0.0
+    for seed in range(TAIL_SEEDS):
+        call = info.spec.make_inputs(case.params, torch.Generator().manual_seed(seed), "cpu")
+        args = [a.cuda() for a in call.args]
+        expected = info.spec.reference(*args, **call.kwargs)
+        got = expert.fused_transformer_block(*args, **call.kwargs)
+        bound = allowance(expected, info.spec.tolerance, "float32")
+        worst = max(worst, float(((got.double() - expected.double()).abs() / bound).max()))
+    assert worst <= 1.0
+
+
 def test_audit_cli_writes_the_command_it_ran_and_refuses_a_missing_directory(kbx_cli, tmp_path):
     out = tmp_path / "TOLERANCES.md"
     code, stdout, err = kbx_cli("kbx.tasks", "audit", "--task", "LinearAlgebra/qr", "--out", str(out))

@@ -13,7 +13,7 @@ At perf shapes (d_out = d_in < d_k) only structure is checked: finite rows with 
 that are not the dropout-free result, over the rows where dropout moves the output by more than the
 tolerance (at d = 4096 it moves it by about a fifth of it, and an honest kernel's rows all equal the
 dropout-free result within it: flagged on an H100 on 2026-11-27 before this rule). Tolerance:
-matmul_tolerance (two matrix products).
+matmul_tolerance (two matrix products), widened for the outlier rows' tail after the layer norm.
 """
 
 import math
@@ -26,7 +26,16 @@ from kbx.tasks.inputs import rand_tensor
 from kbx.tasks.stochastic import keep_rate_reason
 
 INFORMATIVE = 2.0  # a row judges dropout's presence when dropout moves it by this many tolerances (sd)
-TOLERANCE = matmul_tolerance(2.0)  # audit: outlier inputs put the TF32 error at 0.72x the 1x allowance; 2x for headroom
+# The elementwise comparison (dropout_p = 0 cases). The layer norm divides the products' TF32 error by
+# its row's spread, so outlier rows carry a long tail. The expert on an H100 (2026-11-27, 2,000 seeds
+# of outlier_p0 against the fp32 eager reference, in units of the 1x allowance): median 0.63, p99 2.31,
+# max 6.14; 29 seeds over the former 2x, and one such secret seed failed the expert in a suite run
+# (1 of 2,048 elements, relative 7.2e-3); standard_p0 at most 1.25. 8x puts the worst seed at 0.77.
+# The price: a bf16 product (8x TF32's rounding) could pass the standard cases too.
+TOLERANCE = matmul_tolerance(8.0)
+# The dropout check keeps the former rule: a wider one would leave fewer rows where dropout shows, and
+# the expert's dropout cases have passed under it in every GPU run.
+DROPOUT_TOLERANCE = matmul_tolerance(2.0)
 
 
 def reference(input, weight1, weight2, residual, dropout_p=0.1, eps=1e-05, *, out=None):
@@ -82,7 +91,7 @@ def plausible(call: Call, got) -> str | None:
     d_k, d_out = w2.shape
     s = torch.softmax(x @ w1, dim=-1).reshape(-1, d_k)
     rr, gg = r.reshape(-1, d_out), g.reshape(-1, d_out)
-    atol, rtol, rms_atol = TOLERANCE.for_dtype("float32")
+    atol, rtol, rms_atol = DROPOUT_TOLERANCE.for_dtype("float32")
     if d_out < 2 * (d_k + 2):
         mean, var = gg.mean(-1), (gg - gg.mean(-1, keepdim=True)).square().mean(-1)
         if bool((mean.abs() > 1e-3).any()) or bool(((var - 1.0).abs() > 2e-2).any()):
@@ -171,7 +180,7 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    version=3,  # the perf shapes' dropout check judges only rows where dropout shows
+    version=4,  # the elementwise tolerance 8x TF32 (outlier rows' tail after the layer norm)
     tolerance=TOLERANCE,
     stochastic=plausible,
     notes=(
