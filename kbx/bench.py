@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=20, help="sandbox: paired attempts (with and without)")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4, help="attempts in flight per GPU")
-    parser.add_argument("--judges", type=int, default=0, help="eval: judge processes per GPU (0: the evaluator's default)")
+    parser.add_argument("--judges", type=int, default=0, help="eval: judges per GPU (0: the default)")
     parser.add_argument("--gpus", type=int, default=1, help="eval, overhead: GPUs of this host to spread attempts over")
     parser.add_argument("--limit", type=int, default=0, help="eval: at most this many kernels (categories interleaved)")
     parser.add_argument("--category", default="all")

@@ -66,8 +66,9 @@ class AttemptRun:
     def _new_try(self) -> None:
         self.job_id = uuid.uuid4().hex[:12]
         self.job_dir = self.ev.workdir / "jobs" / self.job_id
-        self.stage_s = {"judge_s": 0.0, "judge_perf_s": 0.0, "judge_wait_s": 0.0, "time_s": 0.0, "save_s": 0.0, "gpu_wait_s": 0.0,
-                        "baseline_s": 0.0, "exclusive_s": 0.0, "max_window_s": 0.0}  # see EvalRecord; fmt: skip
+        self.stage_s = {"judge_s": 0.0, "judge_perf_s": 0.0, "judge_wait_s": 0.0, "time_s": 0.0, "save_s": 0.0,
+                        "gpu_wait_s": 0.0, "baseline_s": 0.0, "exclusive_s": 0.0,
+                        "max_window_s": 0.0}  # see EvalRecord; fmt: skip
         self.exited = False
         self.ready = False  # the worker said it is about to run candidate code
         self.sandbox_s = 0.0

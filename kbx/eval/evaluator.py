@@ -80,6 +80,7 @@ class EvalSettings:
 
     @property
     def judge_count(self) -> int:
+        """Judge processes per device: `judges`, or the default above (kbx.bench eval reports it)."""
         return self.judges or (max(JUDGES_GPU, self.workers // 2) if self.on_gpu else 1)
 
 
