@@ -5,6 +5,13 @@ reduction index k = (kh, kw, ci) runs along contiguous memory in both operands. 
 program computes a (BLOCK_M output positions) x (BLOCK_N output channels) tile: for every filter
 tap (kh, kw) it gathers the shifted input rows once and streams channel blocks through tl.dot with
 fp32 accumulation (TF32 on GPU, matching the task's matmul tolerance). Zero padding is a load mask.
+
+Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 0.392 / 1.98 / 12.5 ms at i = 9 / 10 / 11 against eager's
+0.089 / 0.421 / 2.69 ms (cuDNN's TF32 convolution), 0.218x. Against the TF32 peak the expert reaches 7.6 / 12.1 /
+15.3% and eager 34 / 57 / 71%. Each filter tap runs its own loop of C_in/32 = 8 / 16 / 32 tl.dot steps of
+128x256x32, so the 3-stage pipeline drains and refills 9 times per tile, consistent with the share rising with
+C_in; at i9 the grid is 98 programs for 132 SMs (derived from the code, not timed). One K loop over (tap, channel
+block), TMA loads and a persistent, autotuned grid would be the next steps.
 """
 
 import torch

@@ -13,7 +13,15 @@ Unblocked, it re-reads the trailing block every step (O(m n^2) memory traffic, 2
 The pivot kernel waits at a barrier between the row swap and the reads of the pivot and column k: the
 threads that read them are not those that wrote them, and without it a warp could divide by the pre-swap
 pivot (on an H100, 2026-11-27, |L| reached 82.6 at n1024, where partial pivoting keeps it at most 1; the
-same defect class as kbx/experts/lu.py, whose fix was measured there; this one awaits a GPU run).
+same defect class as kbx/experts/lu.py, whose fix was measured there; with the barrier this expert was ok
+in every full-suite run since: four on two H200s and the H100 runs of docs/BENCHMARKS.md).
+
+Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 35.9 / 60.5 / 170 ms at n = 1024 / 2048 / 4096 against
+eager's 2.18 / 5.18 / 13.2 ms (cuSOLVER's blocked getrf, then P, L and U unpacked), 0.07x. Launch-bound: 2n + 1
+launches, a pivot and an update per column (2,049 at n1024, 18 us each; 8,193 at n4096, 21 us each); the update
+also reads and writes the whole trailing block every column (8 n^3 / 3 bytes in all, about 180 GB at n4096;
+counts from the code). A blocked LU like kbx/experts/lu.py's (a panel, a triangular solve and a tl.dot update
+per 32 columns: 384 launches at n4096) would cut both, once it also returns P, L and U.
 """
 
 import torch
