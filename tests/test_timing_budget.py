@@ -221,3 +221,80 @@ def test_the_gpu_counts_busy_after_the_repetitions_only_if_every_probe_says_so(f
     row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
     assert row["contaminated_reps"] == row["reps"] and not row["hidden_work"]
     assert row["quiet"] is not busy
+
+
+class FreezingKernel:
+    """The fake GPU's kernel, during whose first `frozen_calls` calls the driver froze the worker for
+    another attempt's window: the host stood still FREEZE_MS between the launch and the end event,
+    then was resumed (SIGCONT, counted as kbx.worker.resumes counts it)."""
+
+    FREEZE_MS = 2000.0
+
+    def __init__(self, gpu: FakeGpu, frozen_calls: int) -> None:
+        self.gpu, self.frozen_calls, self.calls, self.resumes = gpu, frozen_calls, 0, 0
+
+    def __call__(self):
+        out = self.gpu.kernel()
+        self.calls += 1
+        if self.calls <= self.frozen_calls:
+            self.gpu.advance_ms(self.FREEZE_MS)
+            self.resumes += 1
+        return out
+
+
+@pytest.mark.parametrize("frozen_calls, calls", [(0, 1), (1, 2), (2, 3)])
+def test_an_estimate_made_across_a_freeze_is_made_again(fake_gpu, monkeypatch, frozen_calls, calls):
+    """A 450 ms kernel (an H100's LinearAlgebra/qr at n4096) frozen for another attempt's window
+    during its estimate looked 2.45 s long: too long to be timed alone, so it was recorded at that."""
+    gpu = fake_gpu(450.0)
+    kernel = FreezingKernel(gpu, frozen_calls)
+    monkeypatch.setattr(timing, "_RESUMES", lambda: kernel.resumes)
+    prepared = timing.Prepared(kernel, None, [(1, None)], None, timing.empty_row("perf"))
+    estimate_ms, made, _ = timing._estimate_one_call(prepared)
+    assert made == calls == kernel.calls
+    assert estimate_ms == pytest.approx(450.0, rel=1e-3)
+    assert timing.alone_allowed(estimate_ms, POLICY)
+
+
+def test_an_estimate_frozen_every_time_stops_after_its_calls(fake_gpu, monkeypatch):
+    gpu = fake_gpu(450.0)
+    kernel = FreezingKernel(gpu, frozen_calls=10)
+    monkeypatch.setattr(timing, "_RESUMES", lambda: kernel.resumes)
+    prepared = timing.Prepared(kernel, None, [(1, None)], None, timing.empty_row("perf"))
+    estimate_ms, made, _ = timing._estimate_one_call(prepared)
+    assert made == kernel.calls == timing.ESTIMATE_CALLS
+    assert estimate_ms == pytest.approx(FreezingKernel.FREEZE_MS, rel=1e-3)  # the kernel ran during the freeze
+
+
+RESUME_COUNTER = """
+import sys, time
+from kbx.worker import resumes
+resumes.install()
+print("ready", flush=True)
+deadline = time.monotonic() + 20
+while resumes.count() == 0 and time.monotonic() < deadline:
+    time.sleep(0.01)
+print(resumes.count(), flush=True)
+"""
+
+
+def test_a_worker_counts_the_sigcont_that_ends_a_freeze():
+    """The freezer's real signals: SIGSTOP (uncatchable), then SIGCONT, which the worker counts."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    child = subprocess.Popen([sys.executable, "-c", RESUME_COUNTER], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        os.kill(child.pid, signal.SIGSTOP)
+        time.sleep(0.2)
+        os.kill(child.pid, signal.SIGCONT)
+        assert child.stdout.readline().strip() == "1"
+        assert child.wait(timeout=20) == 0
+    finally:
+        child.kill()

@@ -109,6 +109,7 @@ class ShapeTiming:
     exclusive_ms: float = 0.0  # the GPU held alone for this shape (kernel and baseline windows)
     contaminated_reps: int = 0  # repetitions not counted: another context's work shared the GPU
     first_call_ms: float = NAN  # includes JIT compilation and autotuning
+    estimate_calls: int = 0  # calls that estimated one call's time: more than 1 when a freeze fell inside one
     telemetry: str = ""  # why telemetry is missing, "" when present
     energy_per_call_mj: float = NAN
     power_w: float = NAN

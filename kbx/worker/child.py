@@ -19,7 +19,7 @@ import time
 import traceback
 
 from kbx.eval.record import MESSAGE_CHARS, truncate
-from kbx.worker import sandbox
+from kbx.worker import resumes, sandbox
 from kbx.worker.instrument import LaunchCounter, poison_cuda_allocator
 
 OUTPUTS_FILE = "outputs.pt"
@@ -117,6 +117,7 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     """The worker: locked down, told when it may use the GPU, then the candidate's cases."""
     lock_down(job)
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks into stderr.txt, for Evaluator.dump_stacks
+    resumes.install()  # the timing's estimate tells a frozen call from a slow one
     reporter.send(event=READY, sandbox_s=sandbox_s)  # from here on, whatever happens to this process is the candidate's doing
     import torch
 
