@@ -244,8 +244,8 @@ class FreezingKernel:
 
 @pytest.mark.parametrize("frozen_calls, calls", [(0, 1), (1, 2), (2, 3)])
 def test_an_estimate_made_across_a_freeze_is_made_again(fake_gpu, monkeypatch, frozen_calls, calls):
-    """A 450 ms kernel (an H100's LinearAlgebra/qr at n4096) frozen for another attempt's window
-    during its estimate looked 2.45 s long: too long to be timed alone, so it was recorded at that."""
+    """A 450 ms kernel (an H100's LinearAlgebra/qr at n4096) frozen 2 s for another attempt's window
+    during its estimate looks 2 s long: too long to be timed alone (1.5 s), and recorded at that."""
     gpu = fake_gpu(450.0)
     kernel = FreezingKernel(gpu, frozen_calls)
     monkeypatch.setattr(timing, "_RESUMES", lambda: kernel.resumes)
