@@ -2,7 +2,7 @@
 
 The exact result is A itself; the reference differs from A only by rounding (measured up to about
 3e-5 of rms(A) at n = 512). Because the reconstruction product may run in TF32 (tl.dot), the
-tolerance is matmul_tolerance(). As upstream, a kernel that copies A passes: the task measures how
+tolerance is matmul_tolerance(2) (the TF32 tail over seeds). As upstream, a kernel that copies A passes: the task measures how
 fast the factor-and-reconstruct pipeline runs, not an interesting numerical output. Upstream's
 torch.rand perf matrices and random cases are kept; fixed cases are upstream's literals.
 """
@@ -60,6 +60,10 @@ TASK = Task(
     perf=[Case(f"n{n}", PERF, {"shape": (n, n), "mode": "uniform"}) for n in (256, 512, 1024)],
     flops=_flops,
     bytes=_bytes,
-    tolerance=matmul_tolerance(),
+    version=2,  # matmul_tolerance(2): the TF32 tail over seeds
+    # Over 1,000 seeds the TF32 model of kbx.tasks.audit reached 1.49x the 1x allowance on outlier_wide
+    # (4 seeds over 1) and 1.13x on outlier_square (3), so a run's secret seed could fail an honest TF32
+    # reconstruction (scripts/tf32_tail.py, 2026-11-28); 2x puts them at 0.75 and 0.57.
+    tolerance=matmul_tolerance(2.0),
     notes="TF32-level tolerance (the exact answer is A; the reference differs by rounding).",
 )

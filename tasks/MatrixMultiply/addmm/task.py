@@ -11,6 +11,8 @@ from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Toleranc
 from kbx.tasks.inputs import literal, rand_tensor
 from kbx.tasks.spec import TF32_RMS_ATOL
 
+TF32_FACTOR = 2.0  # fp32 allowance in units of TF32_RMS_ATOL (the tail over seeds: see the tolerance below)
+
 
 def reference(input, mat1, mat2, beta=1, alpha=1) -> torch.Tensor:
     return torch.addmm(input, mat1, mat2, beta=beta, alpha=alpha)
@@ -89,8 +91,12 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    # fp32: TF32 tl.dot allowance, as every matmul task. fp16: two correct fp32-accumulating kernels
-    # round a sum of K terms differently; 1e-3 * rms is below one fp16 ulp of a typical output.
-    tolerance=Tolerance(rms_atol={"float32": TF32_RMS_ATOL, "float16": 1e-3}),
+    # fp32: TF32 tl.dot allowance, as every matmul task, doubled: over 1,000 seeds of each outlier case
+    # the TF32 model of kbx.tasks.audit reached 1.10x the 1x allowance (one seed each; p99 0.63), so a
+    # run's secret seed could fail an honest TF32 kernel (scripts/tf32_tail.py, 2026-11-28). fp16: two
+    # correct fp32-accumulating kernels round a sum of K terms differently; 1e-3 * rms is below one fp16
+    # ulp of a typical output.
+    version=2,  # the fp32 allowance doubled (the TF32 tail over seeds)
+    tolerance=Tolerance(rms_atol={"float32": TF32_FACTOR * TF32_RMS_ATOL, "float16": 1e-3}),
     notes="fp32 tolerance allows TF32 tl.dot (rms term); adds broadcast-row and beta=0 non-finite input cases.",
 )
