@@ -2,9 +2,10 @@
 
 The exact result is A itself; the reference differs from A only by rounding (measured up to about
 3e-5 of rms(A) at n = 512). Because the reconstruction product may run in TF32 (tl.dot), the
-tolerance is matmul_tolerance(2) (the TF32 tail over seeds). As upstream, a kernel that copies A passes: the task measures how
-fast the factor-and-reconstruct pipeline runs, not an interesting numerical output. Upstream's
-torch.rand perf matrices and random cases are kept; fixed cases are upstream's literals.
+tolerance is matmul_tolerance(2) (the TF32 tail over seeds). As upstream, a kernel that copies A
+passes: the task measures how fast the factor-and-reconstruct pipeline runs, not an interesting
+numerical output. Upstream's torch.rand perf matrices and random cases are kept; fixed cases are
+upstream's literals.
 """
 
 import torch
