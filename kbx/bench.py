@@ -39,7 +39,8 @@ HEARTBEAT_S = 20.0
 STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "judge_perf_s", "judge_wait_s", "gpu_wait_s", "baseline_s",
           "time_s", "save_s", "exclusive_s")  # fmt: skip
 # kbx.host_load, per run
-HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct", "gpu_busy_pct")
+HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct", "gpu_busy_pct",
+                "judge_startup_s", "first_judge_s")  # fmt: skip
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
 OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
 
@@ -65,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4, help="attempts in flight per GPU")
     parser.add_argument("--judges", type=int, default=0, help="eval: judges per GPU (0: the default)")
+    parser.add_argument("--no-judge-warmup", dest="judge_warmup", action="store_false",
+                        help="eval: judges make their CUDA context at their first request, not at start-up "
+                             "(to measure what the warm-up saves)")  # fmt: skip
     parser.add_argument("--gpus", type=int, default=1, help="eval, overhead: GPUs of this host to spread attempts over")
     parser.add_argument("--limit", type=int, default=0, help="eval: at most this many kernels (categories interleaved)")
     parser.add_argument("--category", default="all")
@@ -143,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out, args.gpus, args.limit,
-                            args.method, args.mode, args.judges)  # fmt: skip
+                            args.method, args.mode, args.judges, args.judge_warmup)  # fmt: skip
     except MethodError as exc:
         print(f"kbx: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -169,7 +173,8 @@ def with_partial_run(report: dict) -> dict:
 
 
 def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json_out: str = "", gpus: int = 1,
-               limit: int = 0, method: str = "reference", mode: str = "default", judges: int = 0) -> dict:  # fmt: skip
+               limit: int = 0, method: str = "reference", mode: str = "default", judges: int = 0,
+               judge_warmup: bool = True) -> dict:  # fmt: skip
     """Runs the benchmark; after every attempt and run it prints a line and rewrites `json_out`, so a
     benchmark cut short by a time limit still leaves its figures."""
     import torch
@@ -183,11 +188,11 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     device = "cuda" if torch.cuda.is_available() else "cpu"
     names = hw.detect_gpus()
     attempts = bench_attempts(tasks, method, mode, device)
-    settings = EvalSettings(device=device, workers=workers, judges=judges)
+    settings = EvalSettings(device=device, workers=workers, judges=judges, judge_warmup=judge_warmup)
     report = {"device": names[0] if names else "cpu", "commit": _commit(), "command": " ".join(sys.argv),
               "method": method, "gpus": gpus if device == "cuda" else 0,
-              "workers_per_gpu": workers, "judges_per_gpu": settings.judge_count, "n_kernels": len(attempts),
-              "runs": [],
+              "workers_per_gpu": workers, "judges_per_gpu": settings.judge_count, "judge_warmup": judge_warmup,
+              "n_kernels": len(attempts), "runs": [],
               "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
     print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
@@ -218,13 +223,26 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
                     records = ev.evaluate(attempts, on_record=progress)
                 finally:
                     stop.set()
+                startups = ev.judge_startups()
         finally:
             gpu_load.stop()
         report["runs"].append({"wall_s": time.perf_counter() - started, "records": [r.to_dict() for r in records],
-                               **load.figures(), **gpu_load.figures()})  # fmt: skip
+                               **load.figures(), **gpu_load.figures(), **judge_start_figures(startups, done)})  # fmt: skip
         if json_out:
             Path(json_out).write_text(json.dumps(report, indent=1))
     return report
+
+
+def judge_start_figures(startups: list[dict[str, float]], finished: list[dict]) -> dict:
+    """What the judges' start-up cost (median seconds per phase over the judges) and what their
+    first requests cost: the median judge time of the first attempts to finish, one per judge,
+    against the rest's (a first request on a GPU once took 10x a later one)."""
+    phases = sorted({phase for startup in startups for phase in startup})
+    k = len(startups)
+    first, rest = [r["judge_s"] for r in finished[:k]], [r["judge_s"] for r in finished[k:]]
+    return {"judge_startup_s": {p: statistics.median(s[p] for s in startups if p in s) for p in phases},
+            "first_judge_s": {"attempts": len(first), "median": statistics.median(first) if first else 0.0,
+                              "rest_median": statistics.median(rest) if rest else 0.0}}  # fmt: skip
 
 
 def bench_attempts(tasks: list, method: str, mode: str, device: str) -> list:
@@ -308,6 +326,15 @@ def _host_line(run: dict) -> str:
             f"{run['host_cpus']} host CPUs{busy}")
 
 
+def _judge_line(run: dict) -> str:
+    if "first_judge_s" not in run:
+        return ""  # a report from before the judges reported their start-up
+    first, startup = run["first_judge_s"], run["judge_startup_s"]
+    phases = ", ".join(f"{p[:-2]} {v:.2f}" for p, v in startup.items()) or "not reported"
+    return (f"; judges' start-up (median s): {phases}; judge time of the first {first['attempts']} attempts "
+            f"{first['median']:.2f} s (median), the rest {first['rest_median']:.2f} s")
+
+
 def summary_data(report: dict, command: str) -> dict:
     """The benchmark's figures as data (docs/bench/eval-<device>-<date>.json): no per-attempt rows."""
     s = summarize(report)
@@ -315,7 +342,7 @@ def summary_data(report: dict, command: str) -> dict:
     return {"device": report["device"], "commit": report.get("commit") or _commit(), "date": time.strftime("%Y-%m-%d"),
             "command": report.get("command") or command,
             "kernels": report["n_kernels"], "workers_per_gpu": report.get("workers_per_gpu"),
-            "judges_per_gpu": report.get("judges_per_gpu", 0),
+            "judges_per_gpu": report.get("judges_per_gpu", 0), "judge_warmup": report.get("judge_warmup", True),
             "statuses": s["statuses"],
             "runs": [{k: v for k, v in r.items()} for r in s["runs"]],
             "repeat_shapes": rep.get("shapes", 0),
@@ -406,7 +433,7 @@ def format_report(report: dict) -> str:
                      f"{run['exclusive_share']:.0%} of the wall, longest window {run['max_exclusive_s']:.2f} s, most "
                      f"by one attempt {run['max_exclusive_per_attempt_s']:.2f} s; stage sums (s): "
                      + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in run["stages_s"].items())
-                     + _host_line(run))  # fmt: skip
+                     + _host_line(run) + _judge_line(run))  # fmt: skip
     rep = s.get("repeatability")
     if rep and rep.get("shapes"):
         lines.append(f"(b) repeatability over {rep['shapes']} shapes: median |delta| {rep['median_rel_delta']:.2%}, "

@@ -170,3 +170,22 @@ def test_the_report_says_how_busy_each_gpu_was():
     report = {"device": "NVIDIA H100", "n_kernels": 1, "gpus": 2, "runs": [run]}
     assert summary_data(report, "python -m kbx.bench eval")["runs"][0]["gpu_busy_pct"] == [97.4, 61.0]
     assert "GPU running a kernel 97% / 61% of the time" in format_report(report)
+
+
+def test_the_report_gives_the_judges_start_up_and_their_first_requests_cost():
+    """kbx.bench.judge_start_figures: the median of each start-up phase over the judges, and the judge
+    time of the first attempts to finish (one per judge) against the rest's."""
+    from kbx.bench import judge_start_figures
+
+    startups = [{"import_s": 2.0, "cuda_context_s": 1.0}, {"import_s": 4.0, "cuda_context_s": 3.0}, {"import_s": 3.0}]
+    finished = [{"judge_s": s} for s in (9.0, 7.0, 8.0, 0.5, 0.7, 0.9, 0.8)]  # in the order they finished
+    figures = judge_start_figures(startups, finished)
+    assert figures == {"judge_startup_s": {"cuda_context_s": 2.0, "import_s": 3.0},
+                       "first_judge_s": {"attempts": 3, "median": 8.0, "rest_median": 0.75}}  # fmt: skip
+    run = {"wall_s": 10.0, "records": [RECORD], **figures}
+    report = {"device": "NVIDIA H100", "n_kernels": 1, "gpus": 1, "runs": [run]}
+    assert summary_data(report, "python -m kbx.bench eval")["runs"][0]["first_judge_s"]["median"] == 8.0
+    assert ("judges' start-up (median s): cuda_context 2.00, import 3.00; judge time of the first 3 attempts 8.00 s "
+            "(median), the rest 0.75 s") in format_report(report)  # fmt: skip
+    assert judge_start_figures([], []) == {"judge_startup_s": {}, "first_judge_s": {"attempts": 0, "median": 0.0,
+                                                                                  "rest_median": 0.0}}  # fmt: skip

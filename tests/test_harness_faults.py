@@ -70,6 +70,8 @@ def test_a_judge_that_stops_answering_is_replaced():
     tasks = discover(str(FIXTURE_TASKS))
     with Evaluator(_settings(FIXTURE_TASKS)) as ev:
         assert ev.evaluate_one(Attempt(tasks[TASK], HONEST, "warm-up")).status is Status.OK  # the judge runs
+        (startup,) = ev.judge_startups()  # as the judge reported it at its first request (the CPU: imports only)
+        assert list(startup) == ["import_s"] and startup["import_s"] > 0
         ev.settings = dataclasses.replace(ev.settings, judge_timeout_s=JUDGE_DEADLINE_S)  # once it is warm
         (judge,) = ev.judges.clients
         os.kill(judge.proc.pid, signal.SIGSTOP)  # hung: no answer until its deadline, then killed
@@ -137,4 +139,26 @@ def test_a_judge_answers_every_request_before_it_leaves_at_the_end_of_its_input(
                           timeout=120)  # fmt: skip
     replies = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert done.returncode == 0 and len(replies) == 3, done.stderr.decode()[-2000:]
-    assert replies[0] == replies[2] == {"ok": True} and "error" in replies[1]
+    assert replies[0]["ok"] and replies[2]["ok"] and "error" in replies[1]
+    assert list(replies[0]["startup_s"]) == ["import_s"]  # no CUDA to warm up on the CPU
+    assert 0 < replies[0]["startup_s"]["import_s"] < 120
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("warmup", ["1", "0"])
+def test_a_gpu_judge_warms_up_before_its_first_request_unless_told_not_to(warmup):
+    """kbx.worker.judge.warm_up: the CUDA context and the libraries' handles are made at start-up,
+    timed by phase, and reported in the answer to the first ping."""
+    import json
+    import subprocess
+    import sys
+
+    from kbx.worker.judge import WARMUP_ENV
+
+    env = {**os.environ, "KBX_DEVICE": "cuda:0", "KBX_TASKS_DIR": str(FIXTURE_TASKS), WARMUP_ENV: warmup}
+    done = subprocess.run([sys.executable, "-m", "kbx.worker.judge"], input=b'{"op": "ping"}\n', capture_output=True,
+                          env=env, timeout=300)  # fmt: skip
+    (reply,) = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    phases = ["import_s", "cuda_context_s", "generator_s", "matmul_s", "compare_s"] if warmup == "1" else ["import_s"]
+    assert list(reply["startup_s"]) == phases, done.stderr.decode()[-2000:]
+    assert all(0 < seconds < 300 for seconds in reply["startup_s"].values())

@@ -22,8 +22,8 @@ from kbx.eval.record import EvalRecord
 
 
 class EvaluatorPool:
-    """The Evaluator interface (evaluate, evaluate_one, in_flight, dump_stacks, close) over one
-    member per GPU index."""
+    """The Evaluator interface (evaluate, evaluate_one, in_flight, judge_startups, dump_stacks, close)
+    over one member per GPU index."""
 
     def __init__(self, settings: EvalSettings, gpu_indices: Sequence[int],
                  make: Callable[[EvalSettings], Evaluator] = Evaluator) -> None:  # fmt: skip
@@ -80,6 +80,9 @@ class EvaluatorPool:
         finally:
             with self.lock:
                 self.loads[k] -= 1
+
+    def judge_startups(self) -> list[dict[str, float]]:
+        return [startup for member in self.members for startup in member.judge_startups()]
 
     def in_flight(self) -> list[tuple[str, str, float]]:
         return [(f"{task} [gpu {index}]", phase, secs)

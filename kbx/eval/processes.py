@@ -172,6 +172,7 @@ class JudgeClient(_WorkerProcess):
         self.replies: queue.Queue = queue.Queue()
         self.serving = False
         self.frozen_s: Callable[[], float] = lambda: 0.0  # seconds held frozen so far (kbx.eval.scheduler)
+        self.startup_s: dict[str, float] = {}  # the running process's start-up, by phase (kbx.worker.judge.warm_up)
 
     def stop(self) -> None:
         """SIGSTOP, for another attempt's exclusive GPU window; `cont` resumes."""
@@ -214,6 +215,7 @@ class JudgeClient(_WorkerProcess):
                 started = self._ask(proc, {"op": "ping"}, JUDGE_START_TIMEOUT_S)
                 if "error" in started:
                     return started
+                self.startup_s = started.get("startup_s", {})
             return self._ask(proc, msg, timeout_s, frozen_counts)
 
     def _ask(self, proc: subprocess.Popen, msg: dict, timeout_s: float, frozen_counts: bool = True) -> dict:
