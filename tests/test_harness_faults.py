@@ -97,6 +97,24 @@ def test_a_task_file_changed_during_the_run_is_refused_not_charged(tmp_path):
     assert summary["correct_rate"] == 1.0  # over the one task with a verdict
 
 
+def test_a_failure_making_the_inputs_is_the_harnesss_not_the_candidates(tmp_path):
+    """The worker makes the task's inputs after it is set up and before it imports the candidate:
+    a failure there (on an H100 with 16 workers, the GPU out of memory) is redone, then recorded
+    `harness_error`, never `crashed`."""
+    tasks_dir = tmp_path / "tasks"
+    shutil.copytree(FIXTURE_TASKS, tasks_dir)
+    task_file = tasks_dir / TASK / "task.py"
+    task_file.write_text(task_file.read_text().replace(
+        "def make_inputs(params, gen, device) -> Call:\n",
+        "def make_inputs(params, gen, device) -> Call:\n    raise RuntimeError('CUDA error: out of memory')\n"))  # fmt: skip
+    task = discover(str(tasks_dir))[TASK]
+    with Evaluator(_settings(tasks_dir)) as ev:
+        record = ev.evaluate_one(Attempt(task, HONEST, "innocent"))
+    assert record.status is Status.HARNESS_ERROR and record.harness_retries == MAX_HARNESS_RETRIES, record.reason
+    assert "before any candidate code ran: making the task's inputs: RuntimeError: CUDA error: out of memory" in (
+        record.reason)  # fmt: skip
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("runuser") or not os.access("/usr/bin/python3", os.X_OK),
                     reason="needs root, runuser and a system python3 to run the probe as another user")  # fmt: skip
 def test_the_sandbox_works_for_an_unprivileged_user():

@@ -25,7 +25,7 @@ from kbx.eval.processes import ZYGOTE_DIED
 from kbx.eval.record import OUTPUT_TAIL_CHARS, VERDICT_FIELDS, EvalRecord, Mismatch, Status, truncate
 from kbx.eval.sandbox_env import redact
 from kbx.eval.scheduler import FreezeFailed, Window
-from kbx.worker.child import HARNESS_ERROR, MEASURE, MEASURED, PREPARED, READY
+from kbx.worker.child import CANDIDATE, HARNESS_ERROR, MEASURE, MEASURED, PREPARED, READY
 
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is killed
@@ -70,7 +70,7 @@ class AttemptRun:
                         "gpu_wait_s": 0.0, "baseline_s": 0.0, "exclusive_s": 0.0,
                         "max_window_s": 0.0}  # see EvalRecord; fmt: skip
         self.exited = False
-        self.ready = False  # the worker said it is about to run candidate code
+        self.candidate_ran = False  # the worker said it is about to import the candidate (CANDIDATE)
         self.sandbox_s = 0.0
         self.frozen_mark = self.ev.gpu.frozen_since(0.0)
 
@@ -281,8 +281,8 @@ class AttemptRun:
     def _wait(self, wanted: str | tuple[str, ...], timeout_s: float, frozen_counts: bool = True) -> dict:
         """The worker's next `wanted` event, or its end; time it spent frozen for others' windows
         does not count against `timeout_s` (`frozen_counts=False` inside its own window). Raises
-        _HarnessFailure when the worker pool died, or the worker failed before it was ready to
-        run candidate code."""
+        _HarnessFailure when the worker pool died, or the worker failed before it began importing
+        the candidate (kbx.worker.child.CANDIDATE): making the task's inputs is kbx's work."""
         wanted = (wanted,) if isinstance(wanted, str) else wanted
         gpu = self.ev.gpu
         started, frozen_mark = time.monotonic(), gpu.frozen_since(0.0)
@@ -300,11 +300,12 @@ class AttemptRun:
             if event in ("exit", ZYGOTE_DIED):
                 self.exited = True
             if event == READY:
-                self.ready = True
                 self.sandbox_s = float(msg.get("sandbox_s", 0.0))
+            elif event == CANDIDATE:
+                self.candidate_ran = True
             elif event == ZYGOTE_DIED:
                 raise _HarnessFailure("the worker pool died (it restarts for the next try)")
-            elif not self.ready and event in (HARNESS_ERROR, "exit"):
+            elif not self.candidate_ran and event in (HARNESS_ERROR, "exit"):
                 why = msg.get("message") or f"exit code {msg.get('code')}, signal {msg.get('signal')}"
                 raise _HarnessFailure(f"the worker failed while setting up, before any candidate code ran: {why}")
             elif event in (*wanted, "exit", "garbled"):

@@ -31,8 +31,10 @@ MAX_OPEN_FILES = 1024
 # The timing protocol, per perf shape: the worker prepares it (GPU shared), says PREPARED, waits
 # for MEASURE (its exclusive window, kbx.eval.scheduler), measures, says MEASURED.
 PREPARED, MEASURE, MEASURED = "prepared", "measure", "measured"
-# Events before the candidate can run: kbx's own failure, and the worker ready for the candidate.
-HARNESS_ERROR, READY = "harness_error", "ready"
+# Events before the candidate can run: kbx's own failure; the worker set up (locked down, waiting
+# for its turn on the GPU); the inputs made and the candidate about to be imported. The pipe keeps
+# their order, so whatever comes before CANDIDATE was written by kbx's code alone.
+HARNESS_ERROR, READY, CANDIDATE = "harness_error", "ready", "candidate"
 
 
 class Reporter:
@@ -118,7 +120,7 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     lock_down(job)
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks into stderr.txt, for Evaluator.dump_stacks
     resumes.install()  # the timing's estimate tells a frozen call from a slow one
-    reporter.send(event=READY, sandbox_s=sandbox_s)  # from here on, whatever happens to this process is the candidate's doing
+    reporter.send(event=READY, sandbox_s=sandbox_s)
     import torch
 
     from kbx.tasks.inputs import make_generator
@@ -141,12 +143,13 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
                  for case, seed in plan]  # fmt: skip
         ghost_calls = {c.name: (ghost_seed, spec.make_inputs(c.params, make_generator(ghost_seed, device), device))
                        for c in spec.cases if c.kind != FIXED and c.name in set(job["cases"])}  # fmt: skip
-    except torch.OutOfMemoryError as exc:  # before any candidate code: the GPU is shared, not the kernel's fault
-        reporter.send(event="checked", stage_status="out_of_memory", error_type="OutOfMemoryError",
-                      message=f"kbx could not allocate the task's inputs ({exc}); other attempts share the GPU: "
-                              "lower eval.workers", compile_s=0.0, check_s=0.0, launches=0)  # fmt: skip
+    except Exception as exc:  # before any candidate code, so never the kernel's fault: out of memory on a
+        # shared GPU (an H100 with 16 workers raised AcceleratorError, not OutOfMemoryError), a task's bug
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        reporter.send(event=HARNESS_ERROR, message=f"making the task's inputs: {type(exc).__name__}: {first_line}")
         return
 
+    reporter.send(event=CANDIDATE)  # from here on, whatever happens to this process is the candidate's doing
     counter = LaunchCounter()
     counter.install()
     started = time.perf_counter()
