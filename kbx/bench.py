@@ -66,9 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4, help="attempts in flight per GPU")
     parser.add_argument("--judges", type=int, default=0, help="eval: judges per GPU (0: the default)")
-    parser.add_argument("--no-judge-warmup", dest="judge_warmup", action="store_false",
-                        help="eval: judges make their CUDA context at their first request, not at start-up "
-                             "(to measure what the warm-up saves)")  # fmt: skip
     parser.add_argument("--gpus", type=int, default=1, help="eval, overhead: GPUs of this host to spread attempts over")
     parser.add_argument("--limit", type=int, default=0, help="eval: at most this many kernels (categories interleaved)")
     parser.add_argument("--category", default="all")
@@ -147,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out, args.gpus, args.limit,
-                            args.method, args.mode, args.judges, args.judge_warmup)  # fmt: skip
+                            args.method, args.mode, args.judges)  # fmt: skip
     except MethodError as exc:
         print(f"kbx: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -173,8 +170,7 @@ def with_partial_run(report: dict) -> dict:
 
 
 def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json_out: str = "", gpus: int = 1,
-               limit: int = 0, method: str = "reference", mode: str = "default", judges: int = 0,
-               judge_warmup: bool = True) -> dict:  # fmt: skip
+               limit: int = 0, method: str = "reference", mode: str = "default", judges: int = 0) -> dict:  # fmt: skip
     """Runs the benchmark; after every attempt and run it prints a line and rewrites `json_out`, so a
     benchmark cut short by a time limit still leaves its figures."""
     import torch
@@ -188,11 +184,11 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     device = "cuda" if torch.cuda.is_available() else "cpu"
     names = hw.detect_gpus()
     attempts = bench_attempts(tasks, method, mode, device)
-    settings = EvalSettings(device=device, workers=workers, judges=judges, judge_warmup=judge_warmup)
+    settings = EvalSettings(device=device, workers=workers, judges=judges)
     report = {"device": names[0] if names else "cpu", "commit": _commit(), "command": " ".join(sys.argv),
               "method": method, "gpus": gpus if device == "cuda" else 0,
-              "workers_per_gpu": workers, "judges_per_gpu": settings.judge_count, "judge_warmup": judge_warmup,
-              "n_kernels": len(attempts), "runs": [],
+              "workers_per_gpu": workers, "judges_per_gpu": settings.judge_count, "n_kernels": len(attempts),
+              "runs": [],
               "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
     print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
@@ -342,7 +338,7 @@ def summary_data(report: dict, command: str) -> dict:
     return {"device": report["device"], "commit": report.get("commit") or _commit(), "date": time.strftime("%Y-%m-%d"),
             "command": report.get("command") or command,
             "kernels": report["n_kernels"], "workers_per_gpu": report.get("workers_per_gpu"),
-            "judges_per_gpu": report.get("judges_per_gpu", 0), "judge_warmup": report.get("judge_warmup", True),
+            "judges_per_gpu": report.get("judges_per_gpu", 0),
             "statuses": s["statuses"],
             "runs": [{k: v for k, v in r.items()} for r in s["runs"]],
             "repeat_shapes": rep.get("shapes", 0),

@@ -163,20 +163,17 @@ def test_a_judge_answers_every_request_before_it_leaves_at_the_end_of_its_input(
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("warmup", ["1", "0"])
-def test_a_gpu_judge_warms_up_before_its_first_request_unless_told_not_to(warmup):
+def test_a_gpu_judge_warms_up_before_its_first_request():
     """kbx.worker.judge.warm_up: the CUDA context and the libraries' handles are made at start-up,
     timed by phase, and reported in the answer to the first ping."""
     import json
     import subprocess
     import sys
 
-    from kbx.worker.judge import WARMUP_ENV
-
-    env = {**os.environ, "KBX_DEVICE": "cuda:0", "KBX_TASKS_DIR": str(FIXTURE_TASKS), WARMUP_ENV: warmup}
+    env = {**os.environ, "KBX_DEVICE": "cuda:0", "KBX_TASKS_DIR": str(FIXTURE_TASKS)}
     done = subprocess.run([sys.executable, "-m", "kbx.worker.judge"], input=b'{"op": "ping"}\n', capture_output=True,
                           env=env, timeout=300)  # fmt: skip
     (reply,) = [json.loads(line) for line in done.stdout.decode().splitlines()]
-    phases = ["import_s", "cuda_context_s", "generator_s", "matmul_s", "compare_s"] if warmup == "1" else ["import_s"]
+    phases = ["import_s", "cuda_context_s", "generator_s", "matmul_s", "compare_s"]
     assert list(reply["startup_s"]) == phases, done.stderr.decode()[-2000:]
     assert all(0 < seconds < 300 for seconds in reply["startup_s"].values())

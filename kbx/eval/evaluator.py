@@ -32,7 +32,6 @@ from kbx.eval.source import check_syntax
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, TaskInfo
 from kbx.telemetry import Telemetry
-from kbx.worker.judge import WARMUP_ENV
 from kbx.worker.sandbox import NAMESPACES, SANDBOX_ENV
 
 SECRET_SEED_BITS = 31
@@ -66,7 +65,6 @@ class EvalSettings:
     time_timeout_s: float = 300.0
     judge_timeout_s: float = 600.0
     judges: int = 0  # judge processes; 0: JUDGES_GPU on a GPU, 1 on a CPU (where memory is the limit)
-    judge_warmup: bool = True  # judges make their CUDA context etc. at start-up (kbx.worker.judge.warm_up)
     check_perf_shape: bool | None = None  # default: on a GPU only (too slow for the interpreter)
     memory_limit_gb: float = 8.0  # address-space cap for CPU workers (not applicable with CUDA)
     min_free_gpu_gb: float = 8.0  # a new check starts only with this much device memory free (or none running)
@@ -142,8 +140,7 @@ class Evaluator:
         rng = random.SystemRandom()
         self.secret_seed = rng.getrandbits(SECRET_SEED_BITS) if s.secret_seed else None
         self.ghost_seed = rng.getrandbits(SECRET_SEED_BITS)  # fresh inputs for the Triton-free replay
-        env = {"KBX_TASKS_DIR": self.tasks_dir, "KBX_DEVICE": "cuda:0" if s.on_gpu else "cpu", SANDBOX_ENV: s.sandbox,
-               WARMUP_ENV: "1" if s.judge_warmup else "0"}  # fmt: skip
+        env = {"KBX_TASKS_DIR": self.tasks_dir, "KBX_DEVICE": "cuda:0" if s.on_gpu else "cpu", SANDBOX_ENV: s.sandbox}
         judges = s.judge_count
         threads = str(cpu_threads_per_process(s.workers + judges + 1, s.host_share))
         env.update({name: threads for name in CPU_THREAD_VARS if name not in os.environ})

@@ -34,7 +34,6 @@ import traceback
 from kbx.worker.process_exit import exit_at_once
 
 MAX_CACHED_TASKS = 4  # reference outputs (perf shapes' excepted) of this many tasks stay cached (LRU), per judge
-WARMUP_ENV = "KBX_JUDGE_WARMUP"  # "0": skip warm_up (EvalSettings.judge_warmup), to measure what it saves
 WARMUP_SIDE = 64  # the warm-up's tensors are WARMUP_SIDE x WARMUP_SIDE: small, yet every library handle is made
 
 
@@ -178,10 +177,10 @@ class Judge:
 
 def warm_up(device: str) -> dict[str, float]:
     """Make, before the first request, what a judge's first request on a GPU would make: the CUDA
-    context, a CUDA generator's state, cuBLAS's handle, the comparison's kernels. On an H100 the
-    first 8 verdicts of a run took a median 7.6 s each in the judge, the rest 0.7 s
-    (docs/BENCHMARKS.md, 2026-11-27); paid here, it overlaps the candidates' compiling. Seconds per
-    phase, for the driver's report."""
+    context, a CUDA generator's state, cuBLAS's handle, the comparison's kernels, so that they
+    overlap the candidates' compiling. On an H100 they take 0.7-0.9 s together (docs/BENCHMARKS.md,
+    2026-11-28), which is not what makes a run's first verdicts slow (10 s against 1 s later).
+    Seconds per phase, for the driver's report."""
     if not device.startswith("cuda"):
         return {}
     import torch
@@ -229,8 +228,7 @@ def main() -> None:
 
     judge = Judge(os.environ.get("KBX_DEVICE", "cpu"), os.environ["KBX_TASKS_DIR"])
     judge.startup_s["import_s"] = time.perf_counter() - started
-    if os.environ.get(WARMUP_ENV, "1") != "0":
-        judge.startup_s.update(warm_up(judge.device))
+    judge.startup_s.update(warm_up(judge.device))
     for line in sys.stdin:
         if not line.strip():
             continue
