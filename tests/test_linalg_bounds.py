@@ -125,3 +125,26 @@ def test_unblocked_lu_in_fp32_passes_on_the_first_perf_shape():
     factors = lu_unblocked(call.args[0])
     reason, ratio = worst_ratio(info.spec.stochastic, call, factors)
     assert reason == "" and ratio < 1.0 / HEADROOM, ratio
+
+
+def test_a_bound_from_the_terms_size_admits_rounding_where_the_output_cancels():
+    """identities.within_terms: where the terms (1e3 each) cancel to 1e-3, a rounding-sized error
+    (1e-4, 1e-7 of the terms) fails a rule on |exact| alone and passes the terms' rule; an error
+    of 10 x the terms' allowance, or NaN, fails; the worst element decides."""
+    from kbx.tasks.identities import within_terms
+
+    exact = torch.tensor([1e-3, 5.0], dtype=torch.float64)
+    floor = 1e-2 * exact.abs()
+    terms = torch.tensor([2e3, 5.0], dtype=torch.float64)
+    per_term = 2.0**-10
+    honest = torch.tensor([1e-3 + 1e-4, 5.0], dtype=torch.float32)
+    assert within_terms("x", honest, exact, floor, torch.zeros(2, dtype=torch.float64), per_term) != ""
+    assert within_terms("x", honest, exact, floor, terms, per_term) == ""
+    off = float(exact[0]) + 10 * per_term * float(terms[0])
+    assert within_terms("x", torch.tensor([off, 5.0]), exact, floor, terms, per_term).startswith("x = ")
+    assert within_terms("x", torch.tensor([1e-3, 5.0 * 1.1]), exact, floor, terms, per_term) != ""
+    assert within_terms("x", torch.tensor([float("nan"), 5.0]), exact, floor, terms, per_term) != ""
+    with identities.measured() as seen:
+        within_terms("x", honest, exact, floor, terms, per_term)
+    assert len(seen) == 1 and seen[0].ratio < 0.1
+

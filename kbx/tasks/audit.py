@@ -143,7 +143,8 @@ def _audit_case(info, case, seed, device, tf32, row) -> AuditRow:
         with identities.measured() as seen:
             reason = spec.stochastic(call, expected)
         if reason is not None and seen:  # identity checks (kbx.tasks.identities): measured against their bounds
-            return _identity_row(info, case, seed, device, call, expected, row, dtype)
+            tf32_out = run_tf32(info, case, seed, device) if tf32 and counter.products else None
+            return _identity_row(info, case, seed, device, call, expected, row, dtype, tf32_out)
         if reason is not None:
 
             def accepts(got) -> bool:
@@ -181,9 +182,10 @@ def _audit_case(info, case, seed, device, tf32, row) -> AuditRow:
                     rejected=rejected, verdict=verdict, note="; ".join(notes))  # fmt: skip
 
 
-def _identity_row(info, case, seed, device, call, expected, row, dtype) -> AuditRow:
+def _identity_row(info, case, seed, device, call, expected, row, dtype, tf32_out=None) -> AuditRow:
     """A task judged by identities with size- and condition-scaled bounds: the reference and the float64
-    answer rounded to its dtypes must pass with HEADROOM; outputs PERTURB_FACTOR bounds off must fail."""
+    answer rounded to its dtypes must pass with HEADROOM, and so must the reference with its fp32
+    products in TF32 (`tf32_out`, where it has any); outputs PERTURB_FACTOR bounds off must fail."""
     check = info.spec.stochastic
     outputs = [("reference", expected)]
     notes = []
@@ -199,10 +201,17 @@ def _identity_row(info, case, seed, device, call, expected, row, dtype) -> Audit
         honest = max(honest, ratio if not reason else math.inf)
         if reason or ratio > 1.0 / HEADROOM:
             notes.append(f"{label}: {reason or f'identity error {ratio:.2g} of its bound'}")
+    tf32_ratio = math.nan
+    if tf32_out is not None:
+        reason, seen = identities.measure(check, call, cast_like(tf32_out, expected))
+        tf32_ratio = max((m.ratio for m in seen), default=0.0) if not reason else math.inf
+        if tf32_ratio > 1.0 / HEADROOM:
+            notes.append(f"TF32: {reason or f'identity error {tf32_ratio:.2g} of its bound'}")
     wrong = identity_perturbations(expected, bound)
     rejected = "n/a" if not wrong else ("no" if any(check(call, w) == "" for w in wrong) else "yes")
-    verdict = TOO_TIGHT if honest > 1.0 / HEADROOM else (TOO_LOOSE if rejected == "no" else OK)
-    return AuditRow(**row, dtype=dtype, judged=IDENTITY, honest_ratio=honest, tf32_ratio=math.nan, rejected=rejected,
+    too_tight = honest > 1.0 / HEADROOM or tf32_ratio > 1.0 / HEADROOM  # a NaN ratio (no TF32 model) is not
+    verdict = TOO_TIGHT if too_tight else (TOO_LOOSE if rejected == "no" else OK)
+    return AuditRow(**row, dtype=dtype, judged=IDENTITY, honest_ratio=honest, tf32_ratio=tf32_ratio, rejected=rejected,
                     verdict=verdict, note="; ".join(notes))  # fmt: skip
 
 

@@ -26,6 +26,7 @@ import torch
 SAFETY = 16.0  # bound = SAFETY * n * eps: accumulation order, blocking and second-order terms of an honest kernel
 MIN_DIM = 64  # below this n the bound stays at SAFETY * MIN_DIM * eps (1.2e-4 in fp32): constants dominate small n
 TWO_SIDED = 2.0  # an identity quadratic in the factor (R^T R = A^T A) doubles its relative error
+UNIT_FLOOR = 1e-300  # within_terms reports relative to max(|exact|, allowance, this): no division by zero
 
 _SCALE: contextvars.ContextVar[float] = contextvars.ContextVar("kbx_identity_scale", default=1.0)
 _SEEN: contextvars.ContextVar[list | None] = contextvars.ContextVar("kbx_identity_seen", default=None)
@@ -64,6 +65,26 @@ def within(what: str, error: float, bound: float) -> str:
     if error <= allowed:
         return ""
     return f"{what} = {error:.3g} (allowed {allowed:.3g})"
+
+
+def within_terms(what: str, got: torch.Tensor, exact: torch.Tensor, floor: torch.Tensor, terms: torch.Tensor,
+                 per_term: float) -> str:  # fmt: skip
+    """For outputs that cancel (a dot product of two rows, a short convolution): each element may be
+    off by the larger of `floor` (the task tolerance's allowance, kbx.eval.compare.allowance) and
+    `per_term` x `terms`, the sum of the magnitudes of the products it adds up, where a product's
+    rounding error lives. The tolerance's allowance scales with the output's own size and collapses
+    where the terms cancel: an honest TF32 kernel then fails (8x the TF32 rule on a 64-term row dot
+    product failed 7 of 1,000 seeds). The worst element decides, reported relative to the larger of
+    its |exact| and its allowance; `exact`, `floor` and `terms` in float64."""
+    err = (got.double() - exact).abs()
+    allowed = torch.maximum(floor, per_term * terms)
+    ratio = torch.where(allowed > 0, err / allowed, torch.where(err > 0, math.inf, 0.0))
+    ratio = torch.where(torch.isnan(err), math.inf, ratio).reshape(-1)
+    if ratio.numel() == 0:
+        return within(what, 0.0, 1.0)
+    worst = int(ratio.argmax())
+    unit = max(float(exact.abs().reshape(-1)[worst]), float(allowed.reshape(-1)[worst]), UNIT_FLOOR)
+    return within(what, float(err.reshape(-1)[worst]) / unit, float(allowed.reshape(-1)[worst]) / unit)
 
 
 def passes(error: float, bound: float) -> bool:
