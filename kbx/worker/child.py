@@ -89,8 +89,9 @@ def start_worker(job: dict, event_fd: int, control_fd: int) -> None:
     """Body of the zygote's fresh child: load the task, enter the sandbox, run the worker.
 
     The task module is loaded (and its file checked against the driver's digest) before the
-    sandbox hides the tasks folder. kbx's own failures up to the worker's "ready" come back as a
-    `harness_error` event: no candidate code has run yet, so none of it can be the candidate's."""
+    sandbox hides the tasks folder. kbx's own failures up to the worker's CANDIDATE event (set-up
+    here, the task's inputs in run_child) come back as a `harness_error` event: no candidate code
+    has run yet, so none of it can be the candidate's."""
     reporter = Reporter(event_fd)
     try:
         info = load_job_task(job)
