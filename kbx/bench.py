@@ -38,7 +38,7 @@ HEARTBEAT_S = 20.0
 # idle judge); gpu_wait_s is queueing for windows.
 STAGES = ("compile_s", "check_s", "paused_s", "judge_s", "judge_perf_s", "judge_wait_s", "gpu_wait_s", "baseline_s",
           "time_s", "save_s", "exclusive_s")  # fmt: skip
-# kbx.host_load, per run
+# Per run, beside the records: kbx.host_load's figures, and the judges' start-up (judge_start_figures)
 HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct", "gpu_busy_pct",
                 "judge_startup_s", "first_judge_s")  # fmt: skip
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
