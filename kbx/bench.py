@@ -356,14 +356,17 @@ def _pct(fraction: float | None) -> float | None:
 
 
 def _commit() -> str:
-    """The checkout's commit, or KBX_COMMIT where the tree was copied without its .git."""
+    """KBX_COMMIT where set (a tree copied with stale or no git metadata, as onto a lent GPU
+    machine), else the checkout's commit."""
     import os
 
+    if os.environ.get("KBX_COMMIT"):
+        return os.environ["KBX_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
                               timeout=10).stdout.strip()  # fmt: skip
     except (OSError, subprocess.SubprocessError):
-        return os.environ.get("KBX_COMMIT", "unknown")
+        return "unknown"
 
 
 def exclusive_share(run: dict, gpus: int) -> float:

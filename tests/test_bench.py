@@ -189,3 +189,13 @@ def test_the_report_gives_the_judges_start_up_and_their_first_requests_cost():
             "(median), the rest 0.75 s") in format_report(report)  # fmt: skip
     assert judge_start_figures([], []) == {"judge_startup_s": {}, "first_judge_s": {"attempts": 0, "median": 0.0,
                                                                                   "rest_median": 0.0}}  # fmt: skip
+
+
+def test_the_commit_named_by_kbx_commit_wins_over_a_stale_checkouts(monkeypatch):
+    """A tree copied onto a lent GPU machine carries old git metadata: KBX_COMMIT names the code."""
+    from kbx.bench import _commit
+
+    monkeypatch.delenv("KBX_COMMIT", raising=False)
+    checkout = _commit()
+    monkeypatch.setenv("KBX_COMMIT", "0123abc")
+    assert _commit() == "0123abc" != checkout
