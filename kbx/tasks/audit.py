@@ -324,10 +324,12 @@ def run_higher(info: TaskInfo, case: Case, seed: int, device: str):
         raise first from None
 
 
-def run_tf32(info: TaskInfo, case: Case, seed: int, device: str):
-    """The reference with its fp32 matrix products and convolutions in TF32."""
+def run_tf32(info: TaskInfo, case: Case, seed: int, device: str, rounding=None):
+    """The reference with its fp32 matrix products and convolutions in TF32: on a GPU as torch computes
+    them, on a CPU on operands passed through `rounding` (default round_to_tf32: cuBLAS's; Triton's
+    `tl.dot` truncates instead, truncate_to_tf32)."""
     on_cuda = torch.device(device).type == "cuda"
-    mode = Tf32Products(round_operands=not on_cuda)
+    mode = Tf32Products(round_operands=not on_cuda, rounding=rounding or round_to_tf32)
     saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     try:
         if on_cuda:
@@ -341,9 +343,10 @@ def run_tf32(info: TaskInfo, case: Case, seed: int, device: str):
 class Tf32Products(torch.overrides.TorchFunctionMode):
     """Counts fp32 matrix products and convolutions; on a CPU also rounds their operands to TF32."""
 
-    def __init__(self, round_operands: bool):
+    def __init__(self, round_operands: bool, rounding=None):
         super().__init__()
         self.round_operands = round_operands
+        self.rounding = rounding or round_to_tf32
         self.products = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -354,8 +357,9 @@ class Tf32Products(torch.overrides.TorchFunctionMode):
             if self.round_operands:
                 positions, names = operands
                 everything = "*" in names
-                args = tuple(round_tree(a) if everything or i in positions else a for i, a in enumerate(args))
-                kwargs = {k: round_tree(v) if everything or k in names else v for k, v in kwargs.items()}
+                args = tuple(round_tree(a, self.rounding) if everything or i in positions else a
+                             for i, a in enumerate(args))  # fmt: skip
+                kwargs = {k: round_tree(v, self.rounding) if everything or k in names else v for k, v in kwargs.items()}
         return func(*args, **kwargs)
 
 
@@ -379,11 +383,18 @@ def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isfinite(x), rounded.view(torch.float32), x)
 
 
-def round_tree(value):
+def truncate_to_tf32(x: torch.Tensor) -> torch.Tensor:
+    """fp32 values with their low 13 mantissa bits dropped, as an NVIDIA tensor core reads the fp32
+    operands Triton's `tl.dot` gives it (range and specials unchanged)."""
+    bits = x.contiguous().view(torch.int32) & ~((1 << TF32_DROPPED_BITS) - 1)
+    return torch.where(torch.isfinite(x), bits.view(torch.float32), x)
+
+
+def round_tree(value, rounding=round_to_tf32):
     if isinstance(value, torch.Tensor) and value.dtype == torch.float32:
-        return round_to_tf32(value)
+        return rounding(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(round_tree(v) for v in value)
+        return type(value)(round_tree(v, rounding) for v in value)
     return value
 
 

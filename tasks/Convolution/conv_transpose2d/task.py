@@ -5,18 +5,31 @@ The tolerance is matmul_tolerance(): a transposed convolution is a matrix produc
 fp32 convolutions in TF32 through cuDNN and Triton's tl.dot uses TF32 by default, so upstream's
 1e-5 demanded cuDNN-identical rounding. kbx adds a dilation case and a case mixing groups, bias and
 per-axis parameters. Perf shapes scale upstream's family (x (2, 2^(i-1), 16, 16), Cout 2^i) to a
-batch of 2^(i-4) at i = 9..11, where the work exceeds launch overhead.
+batch of 2^(i-4) at i = 9..11, where the work exceeds launch overhead. Outputs up to 2^16 elements
+are judged against float64, with an error allowed from each element's terms (kbx.tasks.terms): the
+outlier case's large products, truncated to TF32, failed an honest expert on 9 of 1,000 seeds under
+the tolerance alone.
 """
 
 import torch
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
+from kbx.tasks.terms import magnitudes, terms_check
+
+# TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 3.8x the 1x allowance; x8 leaves 2x headroom
+TOLERANCE = matmul_tolerance(8)
 
 
 def reference(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) -> torch.Tensor:
     return torch.nn.functional.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups,
                                                 dilation)  # fmt: skip
+
+
+def terms(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) -> torch.Tensor:
+    """Each output's products' magnitudes."""
+    return torch.nn.functional.conv_transpose2d(*magnitudes(input, weight, bias), stride, padding, output_padding,
+                                                groups, dilation)  # fmt: skip
 
 
 def make_inputs(params, gen, device) -> Call:
@@ -97,8 +110,9 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    version=3,  # tolerance widened: TF32 tail of the outlier case
-    # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 3.8x the 1x allowance; x8 leaves 2x headroom
-    tolerance=matmul_tolerance(8),
-    notes="TF32-sized tolerance (matmul_tolerance); adds dilation and mixed cases; perf batch 2^(i-4), i = 9..11",
+    version=4,  # v3: tolerance widened (TF32 tail of the outlier case); v4: the terms' allowance
+    tolerance=TOLERANCE,
+    stochastic=terms_check(reference, terms, TOLERANCE),
+    notes="TF32-sized tolerance, from the terms' size where they add up; adds dilation and mixed cases; "
+          "perf batch 2^(i-4), i = 9..11",  # fmt: skip
 )

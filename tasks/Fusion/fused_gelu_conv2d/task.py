@@ -3,13 +3,20 @@
 kbx departures: the fp32 comparison allows TF32-level error (matmul_tolerance), since torch's own cuDNN
 convolution uses TF32 by default and upstream's 1e-5 demanded cuDNN-identical numerics. Upstream's fixed
 cases drew their inputs at random (here seeded cases of the same shapes); out= is never passed (inputs
-are read-only to a kernel here). Perf shapes are x (16, 16, h, h) with h = 128..1024.
+are read-only to a kernel here). Perf shapes are x (16, 16, h, h) with h = 128..1024. Outputs up to 2^16 elements are judged against
+float64, with an error allowed from each element's terms (kbx.tasks.terms): the outlier case's large
+products, truncated to TF32, failed an honest expert on 2 of 1,000 seeds under the tolerance alone.
 """
 
 import torch.nn.functional as F
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
+from kbx.tasks.terms import magnitudes, terms_check
+
+# TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 2.0x the 1x allowance; x5 leaves 2x headroom
+TOLERANCE = matmul_tolerance(5)
+GELU_MAX_SLOPE = 1.13  # GELU's derivative peaks at 1.129 (x = sqrt 2); its tanh form's likewise
 
 
 def reference(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, approximate="none", out=None):
@@ -19,6 +26,11 @@ def reference(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=
         out.copy_(y)
         return out
     return y
+
+
+def terms(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, approximate="none", out=None):
+    """Each output's products' magnitudes, times GELU's largest slope."""
+    return GELU_MAX_SLOPE * F.conv2d(*magnitudes(input, weight, bias), stride, padding, dilation, groups)
 
 
 def make_inputs(params, gen, device) -> Call:
@@ -87,8 +99,9 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    version=2,  # tolerance widened: TF32 tail of the outlier case
-    # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 2.0x the 1x allowance; x5 leaves 2x headroom
-    tolerance=matmul_tolerance(5),
-    notes="TF32-level tolerance for the convolution; fixed random cases seeded; out= not exercised.",
+    version=3,  # v2: tolerance widened (TF32 tail of the outlier case); v3: the terms' allowance
+    tolerance=TOLERANCE,
+    stochastic=terms_check(reference, terms, TOLERANCE),
+    notes="TF32-level tolerance for the convolution, from the terms' size where they add up; fixed random cases "
+          "seeded; out= not exercised.",  # fmt: skip
 )

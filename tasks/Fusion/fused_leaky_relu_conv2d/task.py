@@ -3,6 +3,9 @@
 kbx departure: the fp32 comparison allows TF32-level error (matmul_tolerance), since torch's own
 cuDNN convolution uses TF32 by default and upstream's 1e-5 demanded cuDNN-identical numerics.
 Upstream's fixed cases drew their inputs with torch.randn; here they are seeded draws of the same shapes.
+Outputs up to 2^16 elements are judged against float64, with an error allowed from each element's terms
+(kbx.tasks.terms): the outlier case's large products, truncated to TF32, failed an honest expert on 2 of
+1,000 seeds under the tolerance alone.
 """
 
 import torch
@@ -10,12 +13,22 @@ import torch.nn.functional as F
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
+from kbx.tasks.terms import magnitudes, terms_check
+
+# TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 2.0x the 1x allowance; x5 leaves 2x headroom
+TOLERANCE = matmul_tolerance(5)
 
 
 def reference(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, negative_slope=0.01,
               inplace=False):  # fmt: skip
     y = F.conv2d(input, weight, bias, stride, padding, dilation, groups)
     return F.leaky_relu(y, negative_slope, inplace=inplace)
+
+
+def terms(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, negative_slope=0.01, inplace=False):
+    """Each output's products' magnitudes, times leaky ReLU's largest slope."""
+    slope = max(1.0, abs(negative_slope))
+    return slope * F.conv2d(*magnitudes(input, weight, bias), stride, padding, dilation, groups)
 
 
 def make_inputs(params, gen, device) -> Call:
@@ -86,8 +99,9 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    version=2,  # tolerance widened: TF32 tail of the outlier case
-    # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 2.0x the 1x allowance; x5 leaves 2x headroom
-    tolerance=matmul_tolerance(5),
-    notes="TF32-level tolerance for the convolution; fixed randn cases seeded.",
+    version=3,  # v2: tolerance widened (TF32 tail of the outlier case); v3: the terms' allowance
+    tolerance=TOLERANCE,
+    stochastic=terms_check(reference, terms, TOLERANCE),
+    notes="TF32-level tolerance for the convolution, from the terms' size where they add up; fixed randn cases "
+          "seeded.",  # fmt: skip
 )
