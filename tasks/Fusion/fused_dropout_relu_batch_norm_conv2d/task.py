@@ -20,7 +20,10 @@ from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_toleranc
 from kbx.tasks.inputs import rand_tensor
 from kbx.tasks.stochastic import keep_rate_reason
 
-TOLERANCE = matmul_tolerance()
+# Triton's tl.dot truncates to TF32: over 1,000 seeds of outlier_eval the truncating model (the reference on
+# TF32-truncated product operands against the fp32 reference, docs/BENCHMARKS.md 2026-11-28) reached
+# 1.08x the 1x allowance (1 seed over 1); 3x leaves 2x headroom
+TOLERANCE = matmul_tolerance(3)
 
 
 def _pre_dropout(input, weight, bias, stride, padding, dilation, groups):
@@ -153,6 +156,7 @@ TASK = Task(
     perf=[Case(f"H{h}", PERF, {"x": (1, 3, h, h), "w": (64, 3, 3, 3), "mode": "uniform"}) for h in (512, 1024, 2048)],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # v2: TF32 truncation (tolerance 3x)
     tolerance=TOLERANCE,
     stochastic=plausible,
     notes=(

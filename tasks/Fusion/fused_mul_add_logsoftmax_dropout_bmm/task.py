@@ -17,7 +17,10 @@ from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_toleranc
 from kbx.tasks.inputs import rand_tensor
 from kbx.tasks.stochastic import keep_rate_reason
 
-TOLERANCE = matmul_tolerance()
+# Triton's tl.dot truncates to TF32: over 1,000 seeds of outlier_eval the truncating model (the reference on
+# TF32-truncated product operands against the fp32 reference, docs/BENCHMARKS.md 2026-11-28) reached
+# 3.30x the 1x allowance (133 seeds over 1); 7x leaves 2x headroom
+TOLERANCE = matmul_tolerance(7)
 
 
 def reference(input1, input2, other, mat2, p=0.5, training=True, inplace=False, dim=-1, *, out=None):
@@ -132,6 +135,7 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
+    version=2,  # v2: TF32 truncation (tolerance 7x)
     tolerance=TOLERANCE,
     stochastic=plausible,
     notes=(

@@ -11,7 +11,10 @@ from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Toleranc
 from kbx.tasks.inputs import literal, rand_tensor
 from kbx.tasks.spec import TF32_RMS_ATOL
 
-TF32_FACTOR = 2.0  # fp32 allowance in units of TF32_RMS_ATOL (the tail over seeds: see the tolerance below)
+# fp32 allowance in units of TF32_RMS_ATOL. Triton's tl.dot truncates to TF32: over 300 seeds of each
+# outlier case the truncating model (scripts/tf32_tail.py --model truncating, 2026-11-28) reached 1.37x
+# the 2x allowance (1 seed over 1 each); 6x leaves 2x headroom
+TF32_FACTOR = 6.0
 
 
 def reference(input, mat1, mat2, beta=1, alpha=1) -> torch.Tensor:
@@ -96,7 +99,7 @@ TASK = Task(
     # run's secret seed could fail an honest TF32 kernel (scripts/tf32_tail.py, 2026-11-28). fp16: two
     # correct fp32-accumulating kernels round a sum of K terms differently; 1e-3 * rms is below one fp16
     # ulp of a typical output.
-    version=2,  # the fp32 allowance doubled (the TF32 tail over seeds)
+    version=3,  # v2: the fp32 allowance doubled (the TF32 tail over seeds); v3: TF32 truncation
     tolerance=Tolerance(rms_atol={"float32": TF32_FACTOR * TF32_RMS_ATOL, "float16": 1e-3}),
     notes="fp32 tolerance allows TF32 tl.dot (rms term); adds broadcast-row and beta=0 non-finite input cases.",
 )

@@ -64,10 +64,11 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    # A sum of absolute values: TF32 rounding (relative ~2^-11 per product term) is unbiased and
-    # mostly averages out, and can at worst shift the sum by ~2^-11 * rms/mean|element| (~6e-4 for
-    # Gaussian data). 1e-3 of the result (its own rms, being 0-d) covers that and still rejects
-    # fp16/bf16 products.
-    tolerance=Tolerance(rms_atol={"float32": 1e-3}),
-    notes="scalar tolerance 1e-3 relative allows TF32 tl.dot; byte model counts A and C once.",
+    # A sum of absolute values. Triton's tl.dot truncates to TF32 (up to 2^-9 relative per product,
+    # toward zero), so the error does not average out: over 1,000 seeds the truncating model
+    # (scripts/tf32_tail.py --model truncating, 2026-11-28) shifted the sum by 7.35e-4 of itself at
+    # most (median 7.0e-4). 1.5e-3 of the result (its own rms, being 0-d) leaves 2x headroom.
+    tolerance=Tolerance(rms_atol={"float32": 1.5e-3}),
+    version=2,  # v2: TF32 truncation
+    notes="scalar tolerance 1.5e-3 relative allows TF32 tl.dot; byte model counts A and C once.",
 )

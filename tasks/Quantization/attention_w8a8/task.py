@@ -102,9 +102,11 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    version=2,  # tolerance widened by the tolerance audit
-    # audit: outlier inputs put TF32 error in P @ V at 0.54x the 1x allowance; 2x for headroom
-    tolerance=matmul_tolerance(2.0),
+    version=3,  # v2: tolerance widened by the tolerance audit; v3: TF32 truncation
+    # audit: outlier inputs put TF32 error in P @ V at 0.54x the 1x allowance. Triton's tl.dot truncates to
+    # TF32: over 1,000 outlier seeds the truncating model (scripts/tf32_tail.py --model truncating, 2026-11-28)
+    # reached 1.38x the 2x allowance (26 seeds over 1); 6x leaves 2x headroom
+    tolerance=matmul_tolerance(6.0),
     notes=(
         "explicit int8 contract (per-row Q/K/V scales, round half away, exact integer Q K^T, fp32 softmax and P @ V) "
         "replaces upstream's rmse thresholds; tolerance allows TF32 for P @ V; corners are seeded random draws."
