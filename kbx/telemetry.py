@@ -103,6 +103,15 @@ class Telemetry:
         except Exception:  # NVMLError
             return -1.0
 
+    def total_memory_bytes(self) -> int:
+        """The device's memory, or 0 when NVML cannot say."""
+        if self.handle is None:
+            return 0
+        try:
+            return int(self.nvml.nvmlDeviceGetMemoryInfo(self.handle).total)
+        except Exception:  # NVMLError
+            return 0
+
     def free_memory_bytes(self) -> int:
         """Free device memory as the driver sees it (all processes), or -1 when NVML cannot say."""
         if self.handle is None:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from kbx.eval.scheduler import SHARED_FLOOR, FreezeFailed, GpuScheduler
+from kbx.eval.scheduler import ALL_MEMORY, SHARED_FLOOR, FreezeFailed, GpuScheduler
 
 
 class Freezer:
@@ -134,6 +134,47 @@ def test_a_new_check_waits_for_device_memory():
     done = threading.Event()
     unknown.start_check("b", done.set)  # NVML cannot say: never blocks
     assert done.is_set()
+
+
+def test_reservations_in_flight_admit_only_what_fits():
+    """Measured peaks (kbx.eval.memory): 10 + 20 of 32 GiB fit, a third 10 waits until one ends."""
+    gib = 1 << 30
+    gpu = GpuScheduler(Freezer(), free_bytes=lambda: 64 * gib, min_free_bytes=8 * gib, capacity_bytes=32 * gib)
+    gpu.start_check("a", lambda: None, 10 * gib)
+    gpu.start_check("b", lambda: None, 20 * gib)
+    third = threading.Event()
+    threading.Thread(target=gpu.start_check, args=("c", third.set, 10 * gib)).start()
+    assert not third.wait(0.3) and gpu.reserved_bytes() == 30 * gib
+    gpu.release("b")
+    assert third.wait(5) and gpu.reserved_bytes() == 20 * gib
+
+
+def test_a_reservation_larger_than_the_device_runs_alone():
+    gib = 1 << 30
+    gpu = GpuScheduler(Freezer(), capacity_bytes=32 * gib)
+    gpu.start_check("huge", lambda: None, 100 * gib)  # nothing in flight: admitted, it has the device
+    small = threading.Event()
+    threading.Thread(target=gpu.start_check, args=("small", small.set, gib)).start()
+    assert not small.wait(0.3)
+    gpu.release("huge")
+    assert small.wait(5)
+
+
+def test_the_whole_device_waits_for_everyone_and_keeps_everyone_out():
+    """An attempt that ran out of memory beside others is redone with ALL_MEMORY (kbx.eval.attempt),
+    with or without measured peaks."""
+    for capacity in (0, 32 << 30):
+        gpu = GpuScheduler(Freezer(), capacity_bytes=capacity)
+        gpu.start_check("a", lambda: None, 1 << 30)
+        alone, later = threading.Event(), threading.Event()
+        threading.Thread(target=gpu.start_check, args=("alone", alone.set, ALL_MEMORY)).start()
+        assert not alone.wait(0.3)
+        gpu.release("a")
+        assert alone.wait(5)
+        threading.Thread(target=gpu.start_check, args=("later", later.set, 0)).start()
+        assert not later.wait(0.3)
+        gpu.release("alone")
+        assert later.wait(5)
 
 
 def test_each_gpu_has_its_own_windows():

@@ -530,3 +530,11 @@ def test_timed_records_split_their_time(gpu_records):
     assert all(0 <= r.judge_wait_s < r.judge_s for r in timed)  # waiting for an idle judge is part of judging
     for task in {r.task for r in timed}:
         assert sum(r.baseline_s > 0 for r in gpu_records.values() if r.task == task) == 1, task
+
+
+def test_running_out_of_gpu_memory_is_charged_only_when_alone(gpu_records):
+    """Beside other attempts the memory that ran out may have been theirs (kbx.eval.memory): the attempt
+    is redone with the device's memory reserved whole, and only then is the verdict the candidate's."""
+    record = gpu_records["huge_alloc_tensor"]
+    assert record.status.value == "out_of_memory"
+    assert "again with the device's memory to itself" in record.reason

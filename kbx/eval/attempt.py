@@ -24,7 +24,7 @@ from kbx.eval import timing_policy
 from kbx.eval.processes import ZYGOTE_DIED
 from kbx.eval.record import OUTPUT_TAIL_CHARS, VERDICT_FIELDS, EvalRecord, Mismatch, Status, truncate
 from kbx.eval.sandbox_env import redact
-from kbx.eval.scheduler import FreezeFailed, Window
+from kbx.eval.scheduler import ALL_MEMORY, FreezeFailed, Window
 from kbx.worker.child import CANDIDATE, HARNESS_ERROR, MEASURE, MEASURED, PREPARED, READY
 
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
@@ -50,18 +50,30 @@ class AttemptRun:
         self.started = time.perf_counter()
         self.retries = 0
         self.busy_tries = 0  # tries whose timing found the GPU busy with only the candidate running
+        self.alone = False  # the device's memory reserved whole for this attempt (after running out of it)
 
     def execute(self) -> EvalRecord:
-        """The attempt, redone (in a fresh worker) while kbx's own machinery is what failed."""
+        """The attempt, redone (in a fresh worker) while kbx's own machinery is what failed, and once
+        with the device's memory to itself if it ran out of memory beside other attempts."""
         while True:
             self._new_try()
             try:
-                return self._try()
+                record = self._try()
             except _HarnessFailure as failure:
                 if self.retries >= MAX_HARNESS_RETRIES:
                     return self._record(Status.HARNESS_ERROR, {}, reason=f"kbx's own machinery failed "
                                         f"{self.retries + 1} times, the last: {failure}")  # fmt: skip
                 self.retries += 1
+                continue
+            if record.status is not Status.OUT_OF_MEMORY or not self.ev.settings.on_gpu:
+                return record
+            if self.alone:
+                return dataclasses.replace(record, reason=f"{record.reason} (again with the device's memory to itself)")
+            self.alone = True  # the others' memory may be what ran out: only alone is it the candidate's
+
+    def _memory_need(self) -> int:
+        """Bytes of device memory this try reserves (kbx.eval.memory): all of it when alone."""
+        return ALL_MEMORY if self.alone else self.ev.memory_need(self.task)
 
     def _new_try(self) -> None:
         self.job_id = uuid.uuid4().hex[:12]
@@ -91,12 +103,9 @@ class AttemptRun:
         self.events = ev.zygote.spawn(job)
         try:
             self._phase("waiting to check")
-            ev.gpu.start_check(self.job_id, lambda: ev.zygote.send(self.job_id, "check"))
+            ev.gpu.start_check(self.job_id, lambda: ev.zygote.send(self.job_id, "check"), self._memory_need())
             self._phase("checking")
-            try:
-                checked = self._wait("checked", s.check_timeout_s)
-            finally:
-                ev.gpu.end_check(self.job_id)
+            checked = self._wait("checked", s.check_timeout_s)
             if checked["event"] != "checked":
                 return self._failed_worker(checked, s.check_timeout_s)
             if checked["stage_status"] != "ran":
@@ -332,6 +341,7 @@ class AttemptRun:
         """Let the worker go (or kill it) and wait for its exit, so no process outlives its attempt."""
         ev = self.ev
         self._end_worker()
+        ev.gpu.release(self.job_id)
         ev.zygote.forget(self.job_id)
         ev.active.pop(self.job_id, None)
         if not ev.settings.keep_jobs:

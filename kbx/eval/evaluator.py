@@ -24,6 +24,7 @@ from kbx.eval import timing_policy, workdirs
 from kbx.eval.attempt import AttemptRun, tail
 from kbx.eval.costs import AttemptCosts
 from kbx.eval.isolation import require_sandbox
+from kbx.eval.memory import PeakTable, load_peaks
 from kbx.eval.processes import JudgeClient, JudgePool, ZygoteClient, close_all
 from kbx.eval.record import EvalRecord, Status
 from kbx.eval.sandbox_env import protect_process
@@ -67,7 +68,7 @@ class EvalSettings:
     judges: int = 0  # judge processes; 0: JUDGES_GPU on a GPU, 1 on a CPU (where memory is the limit)
     check_perf_shape: bool | None = None  # default: on a GPU only (too slow for the interpreter)
     memory_limit_gb: float = 8.0  # address-space cap for CPU workers (not applicable with CUDA)
-    min_free_gpu_gb: float = 8.0  # a new check starts only with this much device memory free (or none running)
+    min_free_gpu_gb: float = 8.0  # a new check starts only with this much device memory free (or none in flight)
     timing: timing_policy.TimingPolicy = dataclasses.field(default_factory=timing_policy.TimingPolicy)
     tasks_dir: str = ""
     keep_jobs: bool = False
@@ -155,8 +156,10 @@ class Evaluator:
         meter = Telemetry(s.gpu_index) if s.on_gpu else None
         self.gpu_identity = {"gpu_index": s.gpu_index, "gpu_uuid": meter.uuid()} if meter else {}  # in every record
         self.costs = AttemptCosts((meter.name() or "cuda") if meter else "cpu")
+        self.peaks = load_peaks(meter.name()) if meter else PeakTable()
         self.gpu = GpuScheduler(self._freeze if s.on_gpu else None, free_bytes=meter and meter.free_memory_bytes,
-                                min_free_bytes=int(s.min_free_gpu_gb * 2**30))  # fmt: skip
+                                min_free_bytes=int(s.min_free_gpu_gb * 2**30),
+                                capacity_bytes=self._memory_capacity(meter))  # fmt: skip
         for client in [*self.judges.clients, self.timer]:
             client.frozen_s = lambda: self.gpu.frozen_since(0.0)
         self.baselines: dict[tuple, dict] = {}  # (task, version, shape) -> the reference's timing row, per run
@@ -165,6 +168,21 @@ class Evaluator:
         # over all of them never exceed `workers`.
         self.slots = threading.BoundedSemaphore(max(1, s.workers))
         self.active: dict[str, tuple[str, str, float]] = {}  # job -> (task, phase, since): see `in_flight`
+
+    def _memory_capacity(self, meter: Telemetry | None) -> int:
+        """Device memory the attempts' reservations may take (kbx.eval.memory): the card's, less the
+        `min_free_gpu_gb` headroom and the judges' and the timer's contexts; 0 (no limit, the
+        headroom alone admits) where no peaks were measured for this GPU model."""
+        total = meter.total_memory_bytes() if meter else 0
+        if not (total and self.peaks.tasks):
+            return 0
+        processes = self.settings.judge_count + 1
+        headroom = int(self.settings.min_free_gpu_gb * 2**30) + processes * self.peaks.context_bytes
+        return max(1, total - headroom)
+
+    def memory_need(self, task: TaskInfo) -> int:
+        """What an attempt at `task` reserves of the device's memory (kbx.eval.memory)."""
+        return self.peaks.need_bytes(task.id, task.spec.version)
 
     def __enter__(self) -> Evaluator:
         return self
@@ -223,8 +241,11 @@ class Evaluator:
         counts = ", ".join(f"{n} {phase}" for phase, n in sorted(stages.items())) or "nothing in flight"
         if not self.settings.on_gpu:
             return counts
+        gib = 2**30
+        memory = (f"; memory reserved {self.gpu.reserved_bytes() / gib:.0f} of {self.gpu.capacity_bytes / gib:.0f} GiB"
+                  if self.gpu.capacity_bytes else "")  # fmt: skip
         return (f"{counts}; GPU held alone {self.gpu.frozen_since(0.0):.0f} s in {self.gpu.windows} windows "
-                f"(longest {self.gpu.longest_window_s:.2f} s)")  # fmt: skip
+                f"(longest {self.gpu.longest_window_s:.2f} s){memory}")  # fmt: skip
 
     def judge_startups(self) -> list[dict[str, float]]:
         """Each judge's start-up by phase (seconds), as it reported at its first request; the timer's last."""

@@ -15,7 +15,9 @@ waits for a slow check or comparison to reach a pause point.
 Windows are granted one at a time, and after each one the shared work gets at least
 SHARED_FLOOR of the window's length before the next, so back-to-back windows cannot starve checks.
 Time frozen never counts against a process's deadline (`frozen_since`). A new check starts only
-outside a window (it would start unfrozen) and while device memory is free.
+outside a window (it would start unfrozen) and while memory allows: the reservations of the attempts
+in flight (kbx.eval.memory: each task's measured peak) leave room for its own, and the device still
+has `min_free_bytes` free. An attempt alone is always admitted, whatever it reserves.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 
 MEMORY_POLL_S = 0.5  # how often a check waiting for device memory looks again
+ALL_MEMORY = -1  # a reservation of the whole device: admitted alone, and nothing else beside it
 SHARED_FLOOR = 0.5  # after a window of w seconds, shared work runs at least SHARED_FLOOR * w before the next
 
 
@@ -42,39 +45,53 @@ class FreezeFailed(RuntimeError):
 class GpuScheduler:
     def __init__(self, freeze: Callable[[str], Callable[[], None]] | None,
                  free_bytes: Callable[[], int] | None = None, min_free_bytes: int = 0,
-                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+                 capacity_bytes: int = 0, clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         # freeze(owner job id or "") stops everyone but the timer and returns the thaw; None where
         # nothing is ever timed (a CPU), so nothing is frozen.
         self.freeze = freeze
-        # A new check starts only while the device has min_free_bytes free (or none is running):
-        # workers beyond what memory holds would fail on allocation, not on their kernels.
+        # A new check starts only while the device has min_free_bytes free and the reservations in
+        # flight plus its own fit in capacity_bytes (0: no limit), or nothing is in flight: workers
+        # beyond what memory holds would fail on allocation, not on their kernels.
         self.free_bytes = free_bytes or (lambda: -1)
         self.min_free_bytes = min_free_bytes
+        self.capacity_bytes = capacity_bytes
+        self.reserved: dict[str, int] = {}  # job id -> bytes, from its check's start to `release`
         self.clock = clock
         self.cond = threading.Condition()
         self.window_lock = threading.Lock()  # one window at a time
         self.in_window = False
         self.window_started = 0.0
-        self.checking: set[str] = set()
         self.frozen_total_s = 0.0
         self.windows = 0
         self.longest_window_s = 0.0
         self.next_window_at = 0.0
 
-    def start_check(self, job_id: str, start: Callable[[], None]) -> None:
-        """Call `start` (tell the worker to begin its cases) outside any window, once memory is free."""
+    def start_check(self, job_id: str, start: Callable[[], None], need_bytes: int = 0) -> None:
+        """Call `start` (tell the worker to begin its cases) outside any window, once memory allows
+        `need_bytes` more, which stay reserved for `job_id` until `release`."""
         with self.cond:
-            while self.in_window or (self.checking and not self._memory_free()):
+            while self.in_window or (self.reserved and not self._memory_allows(need_bytes)):
                 self.cond.wait(timeout=MEMORY_POLL_S)
-            self.checking.add(job_id)
+            self.reserved[job_id] = need_bytes
             start()
 
-    def end_check(self, job_id: str) -> None:
+    def release(self, job_id: str) -> None:
+        """The attempt has ended: its memory is the device's again."""
         with self.cond:
-            self.checking.discard(job_id)
+            self.reserved.pop(job_id, None)
             self.cond.notify_all()
 
-    def _memory_free(self) -> bool:
+    def reserved_bytes(self) -> int:
+        """Bytes reserved by the attempts in flight (a whole-device reservation counts as the capacity)."""
+        with self.cond:
+            return sum(self.capacity_bytes if b == ALL_MEMORY else b for b in self.reserved.values())
+
+    def _memory_allows(self, need_bytes: int) -> bool:
+        """Whether a check needing `need_bytes` may start beside the reservations in flight (some)."""
+        if need_bytes == ALL_MEMORY or ALL_MEMORY in self.reserved.values():
+            return False
+        if self.capacity_bytes and sum(self.reserved.values()) + need_bytes > self.capacity_bytes:
+            return False
         free = self.free_bytes()
         return free < 0 or free >= self.min_free_bytes
 

@@ -1,4 +1,5 @@
-"""`python -m kbx.tasks [--json] [--category C]` lists tasks; `check` self-checks them; `audit` audits tolerances."""
+"""`python -m kbx.tasks [--json] [--category C]` lists tasks; `check` self-checks them; `audit` audits tolerances;
+`memory` measures their peak GPU memory (on a GPU) for the evaluator's admission."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ AUDIT_CPU_THREADS = 1
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbx.tasks", description=__doc__)
-    parser.add_argument("command", nargs="?", choices=["list", "check", "audit"], default="list")
+    parser.add_argument("command", nargs="?", choices=["list", "check", "audit", "memory"], default="list")
     parser.add_argument("--json", action="store_true", help="print one JSON record per task (list)")
     parser.add_argument("--category", default="all", help="only this category (case-insensitive)")
     parser.add_argument("--task", action="append", default=[], help="only this task id (repeatable)")
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="check, audit: also run the references at every perf shape (GPU-sized: slow on a CPU)")  # fmt: skip
     parser.add_argument("--first-perf", action="store_true",
                         help="audit: also the first perf shape, the one the judge checks for correctness")  # fmt: skip
-    parser.add_argument("--device", default="cpu", help="audit: where references run (cpu, cuda)")
+    parser.add_argument("--device", default="cpu", help="audit, memory: where references run (cpu, cuda)")
     parser.add_argument("--no-tf32", action="store_true", help="audit: skip the TF32 model of matrix products")
     parser.add_argument("--jobs", type=int, default=1, help="audit: tasks audited in parallel (CPU processes)")
     parser.add_argument("--out", default="",
@@ -45,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         perf_shapes = MAX_PERF_SHAPES if args.perf else int(args.first_perf)
         return run_audit(tasks, args.device, perf_shapes, not args.no_tf32, args.out, max(1, args.jobs), argv)
+    if args.command == "memory":
+        return run_memory(tasks, args.device)
     if args.json:
         print(json.dumps([task_record(t) for t in tasks], indent=1))
     else:
@@ -69,6 +72,29 @@ def print_table(tasks) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     categories = sorted({t.category for t in tasks})
     print(f"\n{len(tasks)} tasks in {len(categories)} categories, {sum(bool(t.expert_path) for t in tasks)} with expert kernels")
+
+
+def run_memory(tasks, device: str) -> int:
+    """Measure every task's peak on this GPU and merge it into kbx.eval.memory.PEAKS_PATH under the card's
+    name; on an otherwise idle GPU, since the context's share is read from the device's used memory."""
+    import torch
+
+    from kbx.eval.memory import PEAKS_PATH, SIDES, measure, save_peaks
+    from kbx.telemetry import Telemetry
+
+    if not (device.startswith("cuda") and torch.cuda.is_available()):
+        print("kbx.tasks: error: memory measures GPU memory: run it with --device cuda on a GPU", file=sys.stderr)
+        return 2
+    index = torch.device(device).index or 0
+    name = Telemetry(index).name() or torch.cuda.get_device_name(index)
+    table = measure(tasks, device)
+    for task_id, peak in sorted(table.tasks.items(), key=lambda kv: -kv[1].peak_bytes):
+        print(f"{peak.peak_bytes / 2**30:8.2f} GiB  {task_id}  ({peak.case})")
+    save_peaks(name, table)
+    most = max((p.peak_bytes for p in table.tasks.values()), default=0)
+    print(f"\n{len(table.tasks)} tasks on {name}: context {table.context_bytes / 2**30:.2f} GiB, largest peak "
+          f"{most / 2**30:.1f} GiB (an attempt reserves the context and {SIDES}x its peak); written to {PEAKS_PATH}")
+    return 0
 
 
 def run_check(tasks, perf: bool) -> int:
