@@ -1,6 +1,6 @@
 """The tail of TF32 error on a convolution or linear task's outlier case, over many seeds, on the CPU.
 
-    .venv/bin/python scripts/tf32_tail.py [--seeds N] [--model exact|truncating|truncated] [--case NAME] TASK_ID ...
+    .venv/bin/python scripts/tf32_tail.py [--seeds N] [--model exact|truncating|truncated|expert] [--case NAME|all] TASK_ID ...
 
 The tolerance audit (kbx.tasks.audit) models a TF32 kernel at one seed per case. kbx draws a secret
 seed per run, so what matters is the tail over seeds: on an H100 (2026-11-27) the expert kernels of
@@ -18,6 +18,8 @@ outlier case of one run's seed (and on an H200, fused_softplus_linear). Two mode
 - truncated: the reference on the call's operands (its fp32 tensors of two or more dimensions)
   rounded to nearest TF32 against the same truncated to TF32, in float64 otherwise (two TF32 kernels
   that round differently; a pessimistic bound, which the GPU runs do not show).
+- expert (on a GPU): the task's expert kernel itself, against the reference as the judge computes it
+  there: what the models above stand for, measured.
 It prints, per task, the largest |error| / the judge's allowance (kbx.eval.compare.allowance, with
 the task's tolerance as it is now; with the exact model, the task's own check where it has one, as
 kbx.tasks.identities.worst_ratio measures it) per seed: median, p99 and max, and how many seeds exceed 1.
@@ -26,6 +28,7 @@ kbx.tasks.identities.worst_ratio measures it) per seed: median, p99 and max, and
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 
 import torch
@@ -34,23 +37,17 @@ from kbx.eval.compare import allowance
 from kbx.tasks import discover, identities
 from kbx.tasks.audit import round_to_tf32, run_reference, run_tf32, truncate_to_tf32
 from kbx.tasks.inputs import make_generator
+from kbx.tasks.spec import FIXED
 
 PRODUCT_MIN_DIMS = 2  # the operands a TF32 product rounds: (M, K) and (N, K), or NCHW and (C_out, C_in, kh, kw)
 
 
 def worst_ratio(info, case, seed: int, model: str) -> float:
+    if model == "expert":
+        return judged_ratio(info, case, seed, "cuda", run_expert(info, case, seed, "cuda"))
     if model in ("exact", "truncating"):
         rounding = truncate_to_tf32 if model == "truncating" else round_to_tf32
-        expected, got = run_reference(info, case, seed, "cpu"), run_tf32(info, case, seed, "cpu", rounding)
-        if info.spec.stochastic is not None:  # a task's own check (e.g. a bound from the terms' size) judges
-            call = info.spec.make_inputs(case.params, make_generator(seed, "cpu"), "cpu")
-            reason, seen = identities.measure(info.spec.stochastic, call, got)
-            if reason:
-                return math.inf
-            if seen:  # else the check handed this output to the elementwise rule, or judged it by its own
-                return max(m.ratio for m in seen)
-        bound = allowance(expected, info.spec.tolerance, "float32")
-        return float(((got.double() - expected.double()).abs() / bound).max())
+        return judged_ratio(info, case, seed, "cpu", run_tf32(info, case, seed, "cpu", rounding))
     call = info.spec.make_inputs(case.params, torch.Generator().manual_seed(seed), "cpu")
 
     def operands(rounding):
@@ -64,21 +61,56 @@ def worst_ratio(info, case, seed: int, model: str) -> float:
     return float(((got - expected.double()).abs() / bound).max())
 
 
+def judged_ratio(info, case, seed: int, device: str, got) -> float:
+    """The largest |error| / allowance of `got` against the reference on `device`, as the judge rules:
+    by the task's own check where it has one (e.g. a bound from the terms' size; 0 where it accepts
+    without measuring, as a dropout's statistics do; inf where it rejects), else elementwise."""
+    expected = run_reference(info, case, seed, device)
+    if info.spec.stochastic is not None:
+        call = info.spec.make_inputs(case.params, make_generator(seed, device), device)
+        with identities.measured() as seen, identities.scaled(math.inf):
+            reason = info.spec.stochastic(call, got)
+        if reason:
+            return math.inf
+        if seen:
+            return max(m.ratio for m in seen)
+        if reason == "":  # accepted by its own test, as the judge takes it (a dropout's statistics)
+            return 0.0
+    bound = allowance(expected, info.spec.tolerance, "float32")
+    return float(((got.double() - expected.double()).abs() / bound).max())
+
+
+EXPERTS: dict = {}  # task id -> its expert module, loaded once
+
+
+def run_expert(info, case, seed: int, device: str):
+    """The task's expert kernel on the case's inputs (as a worker calls a candidate, minus the sandbox)."""
+    if info.id not in EXPERTS:
+        spec = importlib.util.spec_from_file_location(f"expert_{info.stem}", info.expert_path)
+        EXPERTS[info.id] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(EXPERTS[info.id])
+    call = info.spec.make_inputs(case.params, make_generator(seed, device), device)
+    return getattr(EXPERTS[info.id], info.spec.entry)(*call.args, **call.kwargs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("tasks", nargs="+")
     parser.add_argument("--seeds", type=int, default=400)
-    parser.add_argument("--model", choices=["exact", "truncating", "truncated"], default="exact")
-    parser.add_argument("--case", default="outlier", help="the correctness case to draw (default: outlier)")
+    parser.add_argument("--model", choices=["exact", "truncating", "truncated", "expert"], default="exact")
+    parser.add_argument("--case", default="outlier",
+                        help="the correctness case to draw (default: outlier; all: every random case)")  # fmt: skip
     args = parser.parse_args()
     registry = discover()
     for task_id in args.tasks:
         info = registry[task_id]
-        case = next(c for c in info.spec.cases if c.name == args.case)
-        ratios = sorted(worst_ratio(info, case, seed, args.model) for seed in range(args.seeds))
-        n = len(ratios)
-        print(f"{task_id} {args.case}: max error / allowance over {n} seeds: median {ratios[n // 2]:.3f}, "
-              f"p99 {ratios[int(n * 0.99)]:.3f}, max {ratios[-1]:.3f}; seeds over 1: {sum(r > 1 for r in ratios)}")
+        cases = [c for c in info.spec.cases if c.name == args.case or (args.case == "all" and c.kind != FIXED)]
+        for case in cases:
+            ratios = sorted(worst_ratio(info, case, seed, args.model) for seed in range(args.seeds))
+            n = len(ratios)
+            print(f"{task_id} {case.name}: max error / allowance over {n} seeds: median {ratios[n // 2]:.3f}, "
+                  f"p99 {ratios[int(n * 0.99)]:.3f}, max {ratios[-1]:.3f}; seeds over 1: {sum(r > 1 for r in ratios)}",
+                  flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
