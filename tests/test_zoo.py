@@ -532,9 +532,34 @@ def test_timed_records_split_their_time(gpu_records):
         assert sum(r.baseline_s > 0 for r in gpu_records.values() if r.task == task) == 1, task
 
 
+@pytest.mark.gpu
 def test_running_out_of_gpu_memory_is_charged_only_when_alone(gpu_records):
     """Beside other attempts the memory that ran out may have been theirs (kbx.eval.memory): the attempt
     is redone with the device's memory reserved whole, and only then is the verdict the candidate's."""
     record = gpu_records["huge_alloc_tensor"]
     assert record.status.value == "out_of_memory"
     assert "again with the device's memory to itself" in record.reason
+
+
+def test_an_unwritten_output_in_the_ghost_replay_is_nan_not_a_stale_value():
+    """The ghost replay turns every launch into a no-op, so an honest kernel's output keeps whatever its
+    empty tensor held: it must never be a stale value that passes (kbx.worker.cases.empty_tensors_filled)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kbx.tasks.spec import Call
+    from kbx.worker.cases import GHOST_KEY, ghost_replay
+
+    def unwritten(x):  # what a Triton entry returns when its launch writes nothing
+        return torch.empty_like(x)
+
+    x = torch.full((8,), 3.0)
+    for _ in range(3):  # a freed block of the same size, holding a right-looking value
+        del x
+        x = torch.full((8,), 3.0)
+    case = SimpleNamespace(name="standard")
+    ghost = ghost_replay(unwritten, [(case, None, None)], [{"error": None, "launches": 1, "output": x}],
+                         {"standard": (7, Call(args=(x,), kwargs={}))}, SimpleNamespace(ghost=False), "cpu", False)  # fmt: skip
+    assert ghost[GHOST_KEY].isnan().all()
+    assert not torch.are_deterministic_algorithms_enabled()  # restored for the rest of the worker

@@ -7,7 +7,9 @@ candidate becomes {"__exception__": type name} so exceptions compare by type, no
 
 from __future__ import annotations
 
+import contextlib
 import traceback
+import warnings
 
 import torch
 
@@ -78,14 +80,37 @@ def ghost_replay(entry, calls, results, ghost_calls, counter, device: str, inpla
     args, kwargs = clone_tree(call.args), clone_tree(dict(call.kwargs))
     counter.ghost = True
     try:
-        out = entry(*args, **kwargs)
-        out = to_plain(with_state(out, args, kwargs) if inplace else out)
-        _sync(device)
+        with empty_tensors_filled():
+            out = entry(*args, **kwargs)
+            out = to_plain(with_state(out, args, kwargs) if inplace else out)
+            _sync(device)
     except BaseException as exc:  # a kernel-free run may well fail; then it was no decoy
         out = {EXCEPTION_KEY: type(exc).__name__}
     finally:
         counter.ghost = False
     return {"case": case.name, "seed": seed, GHOST_KEY: out}
+
+
+@contextlib.contextmanager
+def empty_tensors_filled():
+    """Every tensor made without values (torch.empty and its kin) filled with NaN (an integer's largest
+    value), through torch's deterministic mode (warnings only, never an error), so that an output a
+    no-op launch left unwritten can never hold a stale value that happens to pass. Poisoning the freed
+    blocks beforehand does not reach the CPU's allocator: the honest expert of
+    MatrixMultiply/matrix_multiply_and_row_dot, whose 0-d result is judged within a band as wide as its
+    terms' size, was called a decoy in 1 of 12 CPU attempts (2026-11-29, docs/BENCHMARKS.md)."""
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the ops without a deterministic kernel say so, once each
+            yield
+    finally:
+        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+        torch.utils.deterministic.fill_uninitialized_memory = fill
 
 
 def with_state(out, args, kwargs) -> tuple:
