@@ -28,9 +28,17 @@ def test_saving_merges_models_and_tasks_and_loads_back(tmp_path):
     save_peaks("GPU A", PeakTable(150, {"x/b": TaskPeak(4, 20, "c3")}), path)
     a = load_peaks("GPU A", path)
     assert a.context_bytes == 150 and a.tasks == {"x/a": TaskPeak(1, 10, "c1"), "x/b": TaskPeak(4, 20, "c3")}
-    assert load_peaks("GPU B", path).tasks["x/a"].peak_bytes == 99
-    assert load_peaks("GPU C", path) == PeakTable() and load_peaks("GPU A", tmp_path / "none.json") == PeakTable()
+    assert load_peaks("GPU B", path).tasks["x/a"].peak_bytes == 99 and load_peaks("GPU B", path).measured_on == "GPU B"
+    assert load_peaks("GPU A", tmp_path / "none.json") == PeakTable()
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_gpu_model_never_measured_borrows_another_models_peaks(tmp_path):
+    """A task's tensors take the same bytes on any card, library workspaces aside: the H200's table admits an H100."""
+    path = tmp_path / "peaks.json"
+    save_peaks("NVIDIA H200", PeakTable(100, {"x/a": TaskPeak(1, 10, "c1")}), path)
+    borrowed = load_peaks("NVIDIA H100 80GB HBM3", path)
+    assert borrowed.measured_on == "NVIDIA H200" and borrowed.need_bytes("x/a", 1) == 100 + SIDES * 10
 
 
 def test_the_committed_table_names_real_tasks_and_cases():

@@ -157,6 +157,8 @@ class Evaluator:
         self.gpu_identity = {"gpu_index": s.gpu_index, "gpu_uuid": meter.uuid()} if meter else {}  # in every record
         self.costs = AttemptCosts((meter.name() or "cuda") if meter else "cpu")
         self.peaks = load_peaks(meter.name()) if meter else PeakTable()
+        borrowed = meter and self.peaks.measured_on and self.peaks.measured_on != meter.name()
+        self.peaks_note = f" (peaks measured on {self.peaks.measured_on})" if borrowed else ""
         self.gpu = GpuScheduler(self._freeze if s.on_gpu else None, free_bytes=meter and meter.free_memory_bytes,
                                 min_free_bytes=int(s.min_free_gpu_gb * 2**30),
                                 capacity_bytes=self._memory_capacity(meter))  # fmt: skip
@@ -243,7 +245,7 @@ class Evaluator:
             return counts
         gib = 2**30
         memory = (f"; memory reserved {self.gpu.reserved_bytes() / gib:.0f} of {self.gpu.capacity_bytes / gib:.0f} GiB"
-                  if self.gpu.capacity_bytes else "")  # fmt: skip
+                  f"{self.peaks_note}" if self.gpu.capacity_bytes else "")  # fmt: skip
         return (f"{counts}; GPU held alone {self.gpu.frozen_since(0.0):.0f} s in {self.gpu.windows} windows "
                 f"(longest {self.gpu.longest_window_s:.2f} s){memory}")  # fmt: skip
 

@@ -11,8 +11,8 @@ for it, and the reservation lasts until the attempt ends.
 Why: on an H100 with 8 workers, a judge computing a reference at a perf shape tried to allocate
 32 GiB while the workers held theirs, and the attempt was charged `reference_error`; a fixed floor of
 free memory (`min_free_gpu_gb`) cannot tell a 4 KiB task from a 30 GiB one. A task the table does not
-know for this GPU model (or knows at another version) reserves the context alone and is admitted by
-that floor, as before. On an H200 (2026-11-29, docs/BENCHMARKS.md) a context took 0.70 GiB and the
+know (or knows at another version) reserves the context alone and is admitted by that floor, as
+before. On an H200 (2026-11-29, docs/BENCHMARKS.md) a context took 0.70 GiB and the
 largest peak was 8.2 GiB (Fusion/fused_relu_conv2d); 16 workers' reservations reached 116 of 126 GiB.
 """
 
@@ -42,6 +42,7 @@ class PeakTable:
 
     context_bytes: int = 0
     tasks: dict[str, TaskPeak] = dataclasses.field(default_factory=dict)
+    measured_on: str = ""  # the GPU model measured (another than the one in use where it had none)
 
     def need_bytes(self, task_id: str, version: int) -> int:
         """An attempt's reservation: a worker's context, and SIDES x the task's peak where measured at
@@ -56,15 +57,17 @@ class PeakTable:
 
 
 def load_peaks(gpu_name: str, path: Path = PEAKS_PATH) -> PeakTable:
-    """The table for `gpu_name` (NVML's name of the card); empty when there is none. The file is kbx's
-    own (committed); a malformed one is an error, not a silent loss of admission."""
-    if not path.exists():
+    """The table for `gpu_name` (NVML's name of the card). A model not measured borrows another's (the
+    first by name): a task's tensors take the same bytes on any card, and only the libraries'
+    workspaces (cuBLAS, cuDNN) differ a little; `measured_on` says whose. Empty when the file has none. The file is kbx's own (committed): a malformed one is an error, not a silent loss of
+    admission."""
+    models = json.loads(path.read_text()) if path.exists() else {}
+    name = gpu_name if gpu_name in models else min(models, default="")
+    if not name:
         return PeakTable()
-    entry = json.loads(path.read_text()).get(gpu_name)
-    if entry is None:
-        return PeakTable()
+    entry = models[name]
     tasks = {t: TaskPeak(int(p["version"]), int(p["peak_bytes"]), str(p["case"])) for t, p in entry["tasks"].items()}
-    return PeakTable(int(entry["context_bytes"]), tasks)
+    return PeakTable(int(entry["context_bytes"]), tasks, name)
 
 
 def save_peaks(gpu_name: str, table: PeakTable, path: Path = PEAKS_PATH) -> None:
