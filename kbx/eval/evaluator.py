@@ -174,7 +174,7 @@ class Evaluator:
     def _memory_capacity(self, meter: Telemetry | None) -> int:
         """Device memory the attempts' reservations may take (kbx.eval.memory): the card's, less the
         `min_free_gpu_gb` headroom and the judges' and the timer's contexts; 0 (no limit, the
-        headroom alone admits) where no peaks were measured for this GPU model."""
+        headroom alone admits) where kbx.eval.memory.PEAKS_PATH has no peaks."""
         total = meter.total_memory_bytes() if meter else 0
         if not (total and self.peaks.tasks):
             return 0

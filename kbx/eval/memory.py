@@ -47,9 +47,7 @@ class PeakTable:
     def need_bytes(self, task_id: str, version: int) -> int:
         """An attempt's reservation: a worker's context, and SIDES x the task's peak where measured at
         this version (the context alone otherwise)."""
-        peak = self.tasks.get(task_id)
-        known = peak is not None and peak.version == version
-        return self.context_bytes + (SIDES * peak.peak_bytes if known else 0)
+        return self.context_bytes + (SIDES * self.tasks[task_id].peak_bytes if self.known(task_id, version) else 0)
 
     def known(self, task_id: str, version: int) -> bool:
         peak = self.tasks.get(task_id)
@@ -59,8 +57,8 @@ class PeakTable:
 def load_peaks(gpu_name: str, path: Path = PEAKS_PATH) -> PeakTable:
     """The table for `gpu_name` (NVML's name of the card). A model not measured borrows another's (the
     first by name): a task's tensors take the same bytes on any card, and only the libraries'
-    workspaces (cuBLAS, cuDNN) differ a little; `measured_on` says whose. Empty when the file has none. The file is kbx's own (committed): a malformed one is an error, not a silent loss of
-    admission."""
+    workspaces (cuBLAS, cuDNN) differ a little; `measured_on` says whose. Empty when the file has none.
+    The file is kbx's own (committed): a malformed one is an error, not a silent loss of admission."""
     models = json.loads(path.read_text()) if path.exists() else {}
     name = gpu_name if gpu_name in models else min(models, default="")
     if not name:
@@ -117,7 +115,7 @@ def measure_task_peak(info, device: str) -> TaskPeak:
             del out, call
         except torch.OutOfMemoryError:
             raise
-        except Exception:  # noqa: BLE001 - the reference raising at a case is the task's (compared by type)
+        except Exception:  # the reference raising at a case is the task's (compared by type)
             pass
         peak = torch.cuda.max_memory_allocated(device) - base
         if peak > best.peak_bytes:
