@@ -26,6 +26,7 @@ from kbx import hardware as hw
 from kbx.errors import EXIT_USER_ERROR
 from kbx.eval.watch import watch
 from kbx.host_load import GpuLoad, HostLoad
+from kbx.interrupt import exit_interrupted
 from kbx.methods.base import MethodError
 
 SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
@@ -217,6 +218,11 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
                 stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
                 try:
                     records = ev.evaluate(attempts, on_record=progress)
+                except KeyboardInterrupt:
+                    stop.set()
+                    kept = f"in {json_out}" if json_out else "printed above (no --json)"
+                    exit_interrupted(f"kbx.bench: interrupted: run {k}'s {len(done)} of {len(attempts)} records kept "
+                                     f"({kept})", ev.close)  # fmt: skip
                 finally:
                     stop.set()
                 startups = ev.judge_startups()

@@ -23,6 +23,7 @@ from kbx.errors import EXIT_USER_ERROR, USER_ERRORS, ConfigError
 from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
 from kbx.eval.limits import DEFAULT_CHECK_TIMEOUT_S, DEFAULT_TIME_TIMEOUT_S, scaled_timeout_s
 from kbx.eval.record import EvalRecord, Status
+from kbx.interrupt import exit_interrupted
 from kbx.methods.predictions import read_predictions
 from kbx.tasks.registry import discover
 from kbx.worker.sandbox import MODES, NAMESPACES
@@ -30,8 +31,6 @@ from kbx.worker.sandbox import MODES, NAMESPACES
 PROG = "kbx.evaluate"
 CLI_OPTIONS = ("--hardware {}", "--hardware auto", "--force")  # see kbx.hardware.resolve
 WRITE_INTERVAL_S = 1.0  # the output file is rewritten at most this often while records come in
-CLOSE_WAIT_S = 1.0  # on Ctrl-C, how long the evaluator may take to close its processes
-EXIT_INTERRUPTED = 130
 POLL_S = 0.2
 
 
@@ -131,13 +130,7 @@ def judge(plan: Plan, json_out: str) -> int:
     except KeyboardInterrupt:
         writer.write(done)
         where = f"in {json_out}" if json_out else "printed above"
-        print(f"{PROG}: interrupted: {len(done)} of {len(plan.lines)} records kept ({where})", file=sys.stderr)
-        closing = threading.Thread(target=evaluator.close, daemon=True)
-        closing.start()
-        closing.join(CLOSE_WAIT_S)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(EXIT_INTERRUPTED)  # the judging threads may be waiting on attempts: do not join them
+        exit_interrupted(f"{PROG}: interrupted: {len(done)} of {len(plan.lines)} records kept ({where})", evaluator.close)
     evaluator.close()
     return _finish(writer, done, plan.settings.sandbox)
 

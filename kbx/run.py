@@ -13,14 +13,13 @@ from omegaconf import DictConfig
 # litellm fetches a price map over the network when imported unless told not to (stack-facts.md).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
-
 
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
     from kbx.errors import EXIT_USER_ERROR, USER_ERRORS
+    from kbx.interrupt import exit_interrupted
     from kbx.job import Interrupted, Job
     from kbx.llm.keys import refuse_key_on_command_line
 
@@ -32,13 +31,8 @@ def main(cfg: DictConfig) -> None:
         print(f"kbx: error: {exc}", file=sys.stderr)
         sys.exit(EXIT_USER_ERROR)
     except Interrupted as exc:
-        print(f"kbx: interrupted: {exc}", file=sys.stderr)
         logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # Not sys.exit: the interpreter would join the task threads, each waiting out its attempt's
-        # timeout; the evaluator's processes are closed already, and the run is marked KILLED.
-        os._exit(EXIT_INTERRUPTED)
+        exit_interrupted(f"kbx: interrupted: {exc}")  # the evaluator is closed already, the run marked KILLED
 
 
 def preflight_multirun(argv: list[str]) -> str:
