@@ -130,7 +130,8 @@ def judge(plan: Plan, json_out: str) -> int:
     except KeyboardInterrupt:
         writer.write(done)
         where = f"in {json_out}" if json_out else "printed above"
-        exit_interrupted(f"{PROG}: interrupted: {len(done)} of {len(plan.lines)} records kept ({where})", evaluator.close)
+        note = f"{PROG}: interrupted: {len(done)} of {len(plan.lines)} records kept ({where})"
+        exit_interrupted(note, evaluator.close)
     evaluator.close()
     return _finish(writer, done, plan.settings.sandbox)
 
