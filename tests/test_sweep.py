@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -55,6 +56,17 @@ def trials(tmp_path: Path, study: str):
     import optuna
 
     return optuna.load_study(study_name=study, storage=f"sqlite:///{tmp_path / 'optuna.db'}").get_trials()
+
+
+def trial_states(tmp_path: Path, study: str) -> list[str]:
+    """The study's trial states, [] while it is not readable (not created yet, or mid-write)."""
+    import optuna
+    import sqlalchemy
+
+    try:
+        return [t.state.name for t in trials(tmp_path, study)]
+    except (KeyError, optuna.exceptions.StorageInternalError, sqlalchemy.exc.SQLAlchemyError):
+        return []
 
 
 def job_runs(tmp_path: Path, study: str):
@@ -105,36 +117,41 @@ heartbeat_s: 1
 """
 
 
+HOLD_MAX_S = 600  # how long the scripted LLM holds the second trial's request (the worker is killed first)
+
+
 def test_finds_better_region_and_resumes_after_a_killed_worker(tmp_path):
     """Rounds=2 rescues the broken first answer, rounds=1 cannot; the first worker is killed (SIGKILL, with
-    its evaluator children) in the middle of its second trial; rerunning the command finishes the study
-    with that trial's parameters retried, no trial lost."""
+    its evaluator children) in the middle of its second trial, while the LLM holds that trial's first
+    kernel request (the job run exists, nothing is finished: killed after a fixed sleep instead, a fast
+    machine once let the trial's job finish first); rerunning the command finishes the study with that
+    trial's parameters retried, no trial lost."""
     import optuna
-    import sqlalchemy
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold_in_second_trial(messages, n):
+        if "Reply with the word ok" not in messages[-1]["content"] and not held.is_set():
+            if trial_states(tmp_path, "grid") == ["COMPLETE", "RUNNING"]:
+                held.set()
+                release.wait(HOLD_MAX_S)
+        return fix_after_error(messages, n)
 
     path = write(tmp_path, "grid.yaml", GRID)
-    with ScriptedServer(fix_after_error) as srv:
+    with ScriptedServer(hold_in_second_trial) as srv:
         cmd = sweep_cmd(str(path), "study=grid", *common(srv, tmp_path))
         first = subprocess.Popen(cmd, cwd=REPO, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  start_new_session=True)  # fmt: skip
         try:
-            deadline = time.monotonic() + 600
-            while time.monotonic() < deadline and first.poll() is None:
-                time.sleep(1)
-                if not (tmp_path / "optuna.db").exists():
-                    continue
-                try:
-                    states = [t.state.name for t in trials(tmp_path, "grid")]
-                except (KeyError, optuna.exceptions.StorageInternalError, sqlalchemy.exc.SQLAlchemyError):
-                    continue  # not created yet, or this poll raced the worker creating the schema
-                if states == ["COMPLETE", "RUNNING"]:
-                    break
-            assert first.poll() is None, "the first worker ended before it could be killed"
-            time.sleep(2)  # inside the second trial
+            deadline = time.monotonic() + HOLD_MAX_S
+            while not held.wait(1) and time.monotonic() < deadline and first.poll() is None:
+                pass
+            assert held.is_set() and first.poll() is None, "the first worker ended before it could be killed"
         finally:
             if first.poll() is None:
                 os.killpg(first.pid, signal.SIGKILL)  # the worker and its evaluator processes
             first.wait()
+            release.set()
         time.sleep(3)  # longer than the heartbeat grace period (2 x heartbeat_s)
         second = subprocess.run(cmd, cwd=REPO, env=env(), capture_output=True, text=True, timeout=900)
     assert second.returncode == 0, second.stderr[-3000:]
