@@ -69,6 +69,17 @@ def trial_states(tmp_path: Path, study: str) -> list[str]:
         return []
 
 
+def logged_trials(tmp_path: Path, study: str) -> set[str]:
+    """The trials with a job run in MLflow; empty while the store is not readable."""
+    import mlflow
+    import sqlalchemy
+
+    try:
+        return set(job_runs(tmp_path, study)["tags.kbx.trial"])
+    except (KeyError, mlflow.exceptions.MlflowException, sqlalchemy.exc.SQLAlchemyError):
+        return set()
+
+
 def job_runs(tmp_path: Path, study: str):
     import mlflow
 
@@ -123,9 +134,9 @@ HOLD_MAX_S = 600  # how long the scripted LLM holds the second trial's request (
 def test_finds_better_region_and_resumes_after_a_killed_worker(tmp_path):
     """Rounds=2 rescues the broken first answer, rounds=1 cannot; the first worker is killed (SIGKILL, with
     its evaluator children) in the middle of its second trial, while the LLM holds that trial's first
-    kernel request (the job run exists, nothing is finished: killed after a fixed sleep instead, a fast
-    machine once let the trial's job finish first); rerunning the command finishes the study with that
-    trial's parameters retried, no trial lost."""
+    kernel request and once its job run exists (killed after a fixed sleep instead, a fast machine once
+    let the trial's job finish first); rerunning the command finishes the study with that trial's
+    parameters retried, no trial lost."""
     import optuna
 
     held, release = threading.Event(), threading.Event()
@@ -147,6 +158,9 @@ def test_finds_better_region_and_resumes_after_a_killed_worker(tmp_path):
             while not held.wait(1) and time.monotonic() < deadline and first.poll() is None:
                 pass
             assert held.is_set() and first.poll() is None, "the first worker ended before it could be killed"
+            # The job logs on a thread of its own: its run may come after its first LLM request.
+            while "1" not in logged_trials(tmp_path, "grid") and time.monotonic() < deadline:
+                time.sleep(0.5)
         finally:
             if first.poll() is None:
                 os.killpg(first.pid, signal.SIGKILL)  # the worker and its evaluator processes
