@@ -55,3 +55,26 @@ def ctrl_c_default() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def ctrl_c_once(args: list[str], written, wait_s: float = 300.0) -> tuple[int, float, str]:
+    """Start `python -m ARGS` in the repo, send it Ctrl-C once `written()` is true (its first record is on
+    disk), and return (exit status, seconds from Ctrl-C to exit, stderr)."""
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", *args], cwd=REPO,
+                            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default)  # fmt: skip
+    try:
+        deadline = time.monotonic() + wait_s
+        while not written() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert written(), "the first record was never written"
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        err = proc.communicate(timeout=30)[1]
+        return proc.returncode, time.monotonic() - sent, err
+    finally:
+        proc.kill()

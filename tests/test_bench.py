@@ -204,31 +204,13 @@ def test_the_commit_named_by_kbx_commit_wins_over_a_stale_checkouts(monkeypatch)
 def test_ctrl_c_keeps_the_finished_records_and_exits_at_once(tmp_path):
     """`kbx.bench eval` stopped by Ctrl-C while an attempt is in flight: out within seconds, one line,
     no traceback, and the records finished so far in its JSON (it once ran a traceback and 4 s)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO, ctrl_c_default
+    from tests.conftest import ctrl_c_once
 
     out = tmp_path / "bench.json"
-    proc = subprocess.Popen([sys.executable, "-m", "kbx.bench", "eval", "--runs", "1", "--workers", "2", "--task",
-                             "Math/add", "--task", "Fusion/fused_svd_reconstruct", "--json", str(out)],
-                            cwd=REPO, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=ctrl_c_default)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 300
-        while not _partial_records(out) and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        assert [r["task"] for r in _partial_records(out)] == ["Math/add"], "the first record was never written"
-        proc.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        err = proc.communicate(timeout=30)[1]
-        exit_s = time.monotonic() - sent
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and exit_s < 10, (proc.returncode, exit_s)
+    code, exit_s, err = ctrl_c_once(["kbx.bench", "eval", "--runs", "1", "--workers", "2", "--task", "Math/add",
+                                     "--task", "Fusion/fused_svd_reconstruct", "--json", str(out)],
+                                    lambda: _partial_records(out))  # fmt: skip
+    assert code == 130 and exit_s < 10, (code, exit_s)  # 0.1 s (docs/BENCHMARKS.md)
     assert err.strip().splitlines()[-1] == f"kbx.bench: interrupted: run 0's 1 of 2 records kept (in {out})"
     assert "Traceback" not in err
     assert [r["task"] for r in _partial_records(out)] == ["Math/add"]

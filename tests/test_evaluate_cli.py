@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, ctrl_c_default
+from conftest import REPO, ctrl_c_once
 
 pytestmark = pytest.mark.e2e
 
@@ -122,22 +117,9 @@ def test_ctrl_c_keeps_finished_records_and_exits_at_once(tmp_path):
     preds = tmp_path / "p.jsonl"
     preds.write_text("\n".join(json.dumps({"task": "Math/add", "predict": c}) for c in (expert, spin)) + "\n")
     out = tmp_path / "records.json"
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    proc = subprocess.Popen([sys.executable, "-m", "kbx.evaluate", str(preds), "--hardware", "cpu", "--json", str(out),
-                             "--timeout", "600"], cwd=REPO, env=env, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=ctrl_c_default)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 300
-        while not _records(out) and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        assert _records(out), "the first record was never written"
-        proc.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        err = proc.communicate(timeout=30)[1]
-        exit_s = time.monotonic() - sent
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and exit_s < 10, (proc.returncode, exit_s)  # about 1 s (docs/BENCHMARKS.md)
+    code, exit_s, err = ctrl_c_once(["kbx.evaluate", str(preds), "--hardware", "cpu", "--json", str(out), "--timeout",
+                                     "600"], lambda: _records(out))  # fmt: skip
+    assert code == 130 and exit_s < 10, (code, exit_s)  # about 1 s (docs/BENCHMARKS.md)
     assert err.strip().splitlines()[-1] == f"kbx.evaluate: interrupted: 1 of 2 records kept (in {out})"
     assert "Traceback" not in err
     assert [(r["line"], r["status"]) for r in _records(out)] == [(1, "ok")]
