@@ -1,26 +1,18 @@
-"""Expert kernels for LinearAlgebra/determinant_lu: right-looking LU elimination on a scratch copy.
+"""Expert kernels for LinearAlgebra/determinant_lu: blocked LU with partial pivoting (kbx/experts/lu.py) on a scratch copy, then
+the product of U's diagonal with the sign of the row permutation.
 
-For each column k, a per-matrix kernel picks the pivot (largest |entry| in rows k.., skipped when
-pivot=False), swaps it into row k, records U[k, k] and the permutation sign; a second kernel applies
-the rank-1 update to the trailing block (rows and columns > k), tiled over a 2-D grid. Column k and
-row k are only read by that update, so its programs never race. A last kernel multiplies the
-recorded diagonal and sign. Exactly zero pivots (singular input) give multipliers of 0, so the
-determinant comes out 0 instead of NaN. All math is fp32; batches run side by side. Unblocked, it
-re-reads the trailing block every step (O(n^3) memory traffic, 2n launches), so a blocked LU would
-be faster at large n.
+lu_factor factors NB columns at a time: one program factors the panel (pivot search, row swap, multipliers)
+and counts its row swaps, a parallel kernel forms U12 and a tiled tl.dot kernel (IEEE fp32) updates the
+trailing block, about 3 n / NB launches in all. A last kernel multiplies U's diagonal, its sign flipped once per
+swap. Exactly zero pivots (singular input) give multipliers of 0, so the determinant comes out 0 instead of
+NaN. With pivot=False no row is swapped. All math is fp32; the matrices of a batch are factored one after another.
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 21.9 / 53.3 / 100 / 165 ms at n = 512 / 1024 / 2048 / 4096
-against eager's 0.98 / 2.07 / 4.88 / 12.5 ms (cuSOLVER's blocked getrf), 0.05x. Launch-bound: 2n + 1 launches
-(1,025 at n512, 21 us each; 8,193 at n4096, 20 us each), one per column and step. The blocked LU of
-kbx/experts/lu.py needs about 5 n / NB launches; its race between warps is fixed (H100, 2026-11-27: a solve
-takes 11.9 ms at n1024, 139 ms at n4096), but it does not keep the pivots' sign a determinant needs yet, so it
-is not used here.
+SPEED
 """
 
 import torch
-import triton
 
-from kbx.experts.elimination import PIVOT_BLOCK, TILE_M, TILE_N, pivot_kernel, product_kernel, update_kernel
+from kbx.experts.lu import determinant
 
 
 def determinant_lu(A: torch.Tensor, *, pivot: bool = True, out=None) -> torch.Tensor:
@@ -28,21 +20,11 @@ def determinant_lu(A: torch.Tensor, *, pivot: bool = True, out=None) -> torch.Te
     if A.dim() < 2 or A.shape[-2] != n:
         raise RuntimeError(f"determinant_lu: expected square matrices, got shape {tuple(A.shape)}")
     batch_shape = A.shape[:-2]
-    w = A.to(torch.float32).reshape(-1, n, n).clone()  # scratch copy, eliminated in place
-    nb = w.shape[0]
-    result = torch.empty((nb,), dtype=torch.float32, device=A.device)
-    if nb and n:
-        diag = torch.empty((nb, n), dtype=torch.float32, device=A.device)
-        sign = torch.ones((nb,), dtype=torch.float32, device=A.device)
-        for k in range(n):
-            pivot_kernel[(nb,)](w, diag, sign, n, k, PIVOT=bool(pivot), BLOCK=PIVOT_BLOCK)
-            rest = n - k - 1
-            if rest:
-                grid = (triton.cdiv(rest, TILE_M), triton.cdiv(rest, TILE_N), nb)
-                update_kernel[grid](w, n, k, TILE_M=TILE_M, TILE_N=TILE_N)
-        product_kernel[(nb,)](diag, sign, result, n, BLOCK=PIVOT_BLOCK)
-    elif nb:
-        result.fill_(1.0)  # determinant of a 0x0 matrix
+    a = A.to(torch.float32).reshape(-1, n, n).contiguous()
+    result = torch.ones((a.shape[0],), dtype=torch.float32, device=A.device)  # 1: the determinant of 0x0
+    if n:
+        for b in range(a.shape[0]):  # one blocked factorization per matrix
+            determinant(a[b], result[b:], pivot=bool(pivot))
     result = result.reshape(batch_shape).to(A.dtype)
     if out is not None:
         return out.copy_(result)

@@ -1,4 +1,16 @@
-"""Expert kernels for LinearAlgebra/low_rank_svd_approximation: a Jacobi SVD, then the rank-k sum as one product.
+"""Expert kernels for LinearAlgebra/low_rank_svd_approximation: subspace iteration where the spectrum has a gap
+at k, else a Jacobi SVD, then the rank-k sum as one product.
+
+Subspace iteration first (k <= MAX_SUBSPACE_K and k < min(m, n)): Q^T (k x m) starts Gaussian; a step forms
+Z^T = (Q^T A) A^T with two IEEE-precision products (kbx/experts/matmul.py) and orthonormalizes its rows
+twice (CholeskyQR2: one program per matrix forms the Gram matrix Z^T Z, its Cholesky factor L and L^-1 in
+registers, then Q^T = L^-1 Z^T is a product). Each step shrinks the angle between Q and the top-k left
+singular subspace by (s_k+1 / s_k)^2. A kernel measures the step's change, k - ||Q_new^T Q_old||_F^2 (the sum
+of the squared sines of the angles between the two subspaces), with one host sync a step; once it is below
+DETECT and shrinks by at most MAX_RATE a step (a real gap, s_k+1 / s_k <= 0.71), the remaining angle
+sqrt(change) is taken below TARGET by as many more steps as that rate needs. Then Q Q^T A is U_k S_k V_k^T,
+one product for Q^T A and one for Q (Q^T A). Without such a gap (or a k the tile cannot hold, or a rank below
+k) the iteration does not converge in MAX_STEPS and the Jacobi SVD below runs instead.
 
 One-sided (Hestenes) Jacobi: with M (p x q) the matrix whose q = min(m, n) columns are rotated, pairs of
 columns are rotated until all are mutually orthogonal, M J = W with J (q x q) orthogonal; W's column norms
@@ -11,22 +23,77 @@ A kernel ranks the singular values (descending, ties by index) and weights the t
 0; the rank-k approximation sum_{top k} s_i u_i v_i^T = sum_i f_i w_i j_i^T is then one tiled tl.dot
 kernel in IEEE fp32 (W J^T, or J W^T when M = A^T). Batches run side by side.
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 311 / 576 / 908 ms at n = 512 / 1024 / 1536, k = 50, against
-eager's 12.8 / 38.6 / 70.4 ms (cuSOLVER's gesvdj with full U and Vh, then two cuBLAS products), 0.060x. A sweep is
-n - 1 launches (511 at n512) of n/2 one-pair programs and a host sync, at most 40 sweeps (MAX_SWEEPS), and a round
-moves up to 20 n^2 bytes (counts from the code; sweeps per call not measured). Time / (n - 1) is 0.61 / 0.56 /
-0.59 ms while those bytes grow 9x: launch- and latency-bound. Only k of n singular triplets are needed, past a
-gap (1-2 against below 0.25): a subspace iteration on n x (k + a few) blocks with tl.dot would skip the sweeps.
+SPEED
 """
+
+import math
 
 import torch
 import triton
 import triton.language as tl
 
+from kbx.experts.cholesky import tile_cholesky, tile_lower_inverse
 from kbx.experts.jacobi import NORM_ROWS, ROW_BLOCK, norms_kernel, jacobi, weighted_product
+from kbx.experts.matmul import product
 
 
 RANK_BLOCK = 128
+MAX_SUBSPACE_K = 64  # the rank one program's Cholesky tile holds
+MAX_STEPS = 30
+DETECT = 1e-4  # change per step below which its rate is read (above fp32's ~k * eps floor of that sum)
+MAX_RATE = 0.5  # largest shrink factor per step of the angle accepted as a gap
+TARGET = 2.0**-24  # remaining angle (radians) to reach: fp32's unit roundoff
+START_SEED = 1234  # the Gaussian start block (any fixed seed: the result does not depend on it)
+COPY_BLOCK = 64  # rows and columns per program of the transpose
+GRAM_ROWS = 32  # columns of Z^T per step of the Gram and change kernels
+
+
+@triton.jit
+def _transpose_kernel(x_ptr, y_ptr, R, C, BLOCK: tl.constexpr):
+    """y[b] = x[b]^T for x (R, C) per matrix."""
+    b = tl.program_id(2).to(tl.int64)
+    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = (r[:, None] < R) & (c[None, :] < C)
+    v = tl.load(x_ptr + b * R * C + r[:, None] * C + c[None, :], mask=mask, other=0.0)
+    tl.store(y_ptr + b * R * C + c[None, :] * R + r[:, None], v, mask=mask)
+
+
+@triton.jit
+def _gaussian_kernel(x_ptr, numel, seed, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.randn(seed, offs), mask=offs < numel)
+
+
+@triton.jit
+def _gram_inverse_kernel(zt_ptr, linv_ptr, k, m, KP: tl.constexpr, ROWS: tl.constexpr):
+    """L^-1 (k x k) for Z^T Z = L L^T, Z^T (k x m) per matrix, in one program (identity padding past k)."""
+    b = tl.program_id(0).to(tl.int64)
+    idx = tl.arange(0, KP)
+    g = tl.zeros((KP, KP), dtype=tl.float32)
+    for c0 in range(0, m, ROWS):
+        c = c0 + tl.arange(0, ROWS)
+        z = tl.load(zt_ptr + b * k * m + idx[:, None] * m + c[None, :], mask=(idx[:, None] < k) & (c[None, :] < m),
+                    other=0.0)  # fmt: skip
+        g += tl.dot(z, tl.trans(z), input_precision="ieee")
+    g = tl.where((idx[:, None] == idx[None, :]) & (idx[:, None] >= k), 1.0, g)
+    x = tile_lower_inverse(tile_cholesky(g, idx, KP), idx, KP)
+    tl.store(linv_ptr + b * k * k + idx[:, None] * k + idx[None, :], x, mask=(idx[:, None] < k) & (idx[None, :] < k))
+
+
+@triton.jit
+def _change_kernel(new_ptr, old_ptr, change_ptr, k, m, KP: tl.constexpr, ROWS: tl.constexpr):
+    """change = max over matrices of k - ||Q_new^T Q_old||_F^2, for row-orthonormal Q^T (k x m)."""
+    b = tl.program_id(0).to(tl.int64)
+    idx = tl.arange(0, KP)
+    cross = tl.zeros((KP, KP), dtype=tl.float32)
+    for c0 in range(0, m, ROWS):
+        c = c0 + tl.arange(0, ROWS)
+        mask = (idx[:, None] < k) & (c[None, :] < m)
+        x = tl.load(new_ptr + b * k * m + idx[:, None] * m + c[None, :], mask=mask, other=0.0)
+        y = tl.load(old_ptr + b * k * m + idx[:, None] * m + c[None, :], mask=mask, other=0.0)
+        cross += tl.dot(x, tl.trans(y), input_precision="ieee")
+    tl.atomic_max(change_ptr, k - tl.sum(tl.sum(cross * cross, axis=1), axis=0))
 
 
 @triton.jit
@@ -45,25 +112,76 @@ def _topk_kernel(norms_ptr, f_ptr, q, k, BLOCK: tl.constexpr):
     tl.store(f_ptr + b * q + i, tl.where(rank < k, 1.0, 0.0).to(f_ptr.dtype.element_ty), mask=im)
 
 
+def _transposed(x: torch.Tensor) -> torch.Tensor:
+    nb, R, C = x.shape
+    y = torch.empty((nb, C, R), dtype=x.dtype, device=x.device)
+    _transpose_kernel[(triton.cdiv(R, COPY_BLOCK), triton.cdiv(C, COPY_BLOCK), nb)](x, y, R, C, BLOCK=COPY_BLOCK)
+    return y
+
+
+def _orthonormal_rows(zt: torch.Tensor) -> torch.Tensor:
+    """Q^T with orthonormal rows spanning those of zt (nb, k, m): CholeskyQR, twice for fp32 orthogonality."""
+    nb, k, m = zt.shape
+    linv = torch.empty((nb, k, k), dtype=zt.dtype, device=zt.device)
+    kp = max(16, triton.next_power_of_2(k))
+    for _ in range(2):
+        _gram_inverse_kernel[(nb,)](zt, linv, k, m, KP=kp, ROWS=GRAM_ROWS)
+        zt = product(linv, zt)
+    return zt
+
+
+def _subspace(a: torch.Tensor, k: int) -> torch.Tensor | None:
+    """Q Q^T A for Q spanning each matrix's top-k left singular vectors, or None where no gap shows."""
+    nb, m, n = a.shape
+    at = _transposed(a)
+    qt = torch.empty((nb, k, m), dtype=a.dtype, device=a.device)
+    _gaussian_kernel[(triton.cdiv(qt.numel(), RANK_BLOCK),)](qt, qt.numel(), START_SEED, BLOCK=RANK_BLOCK)
+    qt = _orthonormal_rows(qt)
+    change = torch.zeros((1,), dtype=a.dtype, device=a.device)
+    kp = max(16, triton.next_power_of_2(k))
+    previous = None
+    for _ in range(MAX_STEPS):
+        new = _orthonormal_rows(product(product(qt, a), at))
+        change.zero_()
+        _change_kernel[(nb,)](new, qt, change, k, m, KP=kp, ROWS=GRAM_ROWS)
+        current = max(float(change.item()), TARGET**2)  # NaN (no Cholesky factor: rank below k) stays NaN
+        qt = new
+        if previous is not None and current < DETECT and current <= MAX_RATE**2 * previous:
+            rate = math.sqrt(current / previous)
+            for _ in range(max(1, math.ceil(math.log(TARGET / math.sqrt(current)) / math.log(rate)))):
+                qt = _orthonormal_rows(product(product(qt, a), at))
+            return product(_transposed(qt), product(qt, a))
+        previous = current
+    return None
+
+
 def low_rank_svd_approximation(A: torch.Tensor, k: int, *, full_matrices: bool = True, out=None) -> torch.Tensor:
     if A.dim() < 2:
         raise RuntimeError(f"low_rank_svd_approximation: A must have at least 2 dimensions, got {tuple(A.shape)}")
     batch, (m, n) = A.shape[:-2], A.shape[-2:]
-    a = A.to(torch.float32).reshape(-1, m, n)
-    # rotate the q = min(m, n) columns of M = A (m >= n) or M = A^T; rows of W^T are M's columns
-    wt = a.mT.contiguous() if m >= n else a.clone()  # a scratch copy either way
-    nb, q = wt.shape[:2]
-    if wt.numel() == 0:
-        result = torch.zeros((nb, m, n), dtype=torch.float32, device=A.device)
-    else:
-        norms = torch.empty((nb, q), dtype=torch.float32, device=A.device)
-        jt = jacobi(wt, norms)
-        norms_kernel[(triton.cdiv(q, NORM_ROWS), nb)](wt, norms, torch.zeros((nb,), dtype=torch.float32,
-                                                                                device=A.device),
-                                                       wt.shape[2], q, ROWS=NORM_ROWS, BLOCK=ROW_BLOCK)  # fmt: skip
-        f = torch.empty((nb, q), dtype=torch.float32, device=A.device)
-        _topk_kernel[(triton.cdiv(q, RANK_BLOCK), nb)](norms, f, q, int(k), BLOCK=RANK_BLOCK)
-        x, y = (wt, jt) if m >= n else (jt, wt)  # A = W J^T when M = A, A = J W^T when M = A^T
-        result = weighted_product(x, f, y)
+    a = A.to(torch.float32).reshape(-1, m, n).contiguous()
+    result = None
+    if a.numel() and 0 < k <= MAX_SUBSPACE_K and k < min(m, n):
+        result = _subspace(a, int(k))
+    if result is None:
+        result = _jacobi_low_rank(a, int(k))
     result = result.reshape(*batch, m, n)
     return out.copy_(result) if out is not None else result
+
+
+def _jacobi_low_rank(a: torch.Tensor, k: int) -> torch.Tensor:
+    """The rank-k sum of a Jacobi SVD of each matrix of a (nb, m, n)."""
+    nb, m, n = a.shape
+    # rotate the q = min(m, n) columns of M = A (m >= n) or M = A^T; rows of W^T are M's columns
+    wt = a.mT.contiguous() if m >= n else a.clone()  # a scratch copy either way
+    q = wt.shape[1]
+    if wt.numel() == 0:
+        return torch.zeros((nb, m, n), dtype=torch.float32, device=a.device)
+    norms = torch.empty((nb, q), dtype=torch.float32, device=a.device)
+    jt = jacobi(wt, norms)
+    norms_kernel[(triton.cdiv(q, NORM_ROWS), nb)](wt, norms, torch.zeros((nb,), dtype=torch.float32, device=a.device),
+                                                   wt.shape[2], q, ROWS=NORM_ROWS, BLOCK=ROW_BLOCK)  # fmt: skip
+    f = torch.empty((nb, q), dtype=torch.float32, device=a.device)
+    _topk_kernel[(triton.cdiv(q, RANK_BLOCK), nb)](norms, f, q, k, BLOCK=RANK_BLOCK)
+    x, y = (wt, jt) if m >= n else (jt, wt)  # A = W J^T when M = A, A = J W^T when M = A^T
+    return weighted_product(x, f, y)

@@ -1,7 +1,11 @@
-"""Expert kernels for LinearAlgebra/matrix_power_eig: Jacobi eigendecomposition of the symmetric A, then V diag(w^k) V^T.
+"""Expert kernels for LinearAlgebra/matrix_power_eig: S^k by repeated squaring for a positive integer k, else a
+Jacobi eigendecomposition of the symmetric S, then V diag(w^k) V^T.
 
-A kernel first symmetrizes A from its lower triangle (as torch.linalg.eigh reads it), S, and a second
-shifts it to S + c I with c = ||S||_F >= max |lambda|, which is positive semidefinite. One-sided (Hestenes)
+A kernel first symmetrizes A from its lower triangle (as torch.linalg.eigh reads it), S. For a positive
+integer k, V diag(w^k) V^T is S^k exactly (V orthogonal), so the expert skips the eigendecomposition and
+forms S^k with ceil(log2 k) + popcount(k) - 1 IEEE-precision products (kbx/experts/matmul.py; one for the
+perf shapes' k = 2), which is also closer to the exact power than any fp32 eigensolver. Otherwise (k
+fractional, zero or negative) a second kernel shifts it to S + c I with c = ||S||_F >= max |lambda|, which is positive semidefinite. One-sided (Hestenes)
 Jacobi on it: pairs of columns are rotated until all are mutually orthogonal, (S + c I) J = W with J
 orthogonal; W^T W = J^T (S + c I)^2 J is then diagonal, so J's columns are eigenvectors of S (the shift
 keeps eigenvalues of equal magnitude and opposite sign apart) and the eigenvalue of column i is its
@@ -31,6 +35,7 @@ import triton
 import triton.language as tl
 
 from kbx.experts.jacobi import NORM_ROWS, ROW_BLOCK, norms_kernel, jacobi, weighted_product
+from kbx.experts.matmul import product
 
 
 COPY_BLOCK = 1024
@@ -108,6 +113,18 @@ def _power_weights_kernel(lam_ptr, jj_ptr, f_ptr, n, k, int_power, INTEGER: tl.c
     tl.store(f_ptr + b * n + i, p / tl.load(jj_ptr + b * n + i, mask=im, other=1.0), mask=im)
 
 
+def _integer_power(s: torch.Tensor, k: int) -> torch.Tensor:
+    """s^k for a positive integer k by repeated squaring (binary exponentiation), batched."""
+    result, base = None, s
+    while True:
+        if k & 1:
+            result = base if result is None else product(result, base)
+        k >>= 1
+        if not k:
+            return result
+        base = product(base, base)
+
+
 def matrix_power_eig(A: torch.Tensor, k: float, *, out=None) -> torch.Tensor:
     n = A.shape[-1]
     if A.dim() < 2 or A.shape[-2] != n:
@@ -117,7 +134,12 @@ def matrix_power_eig(A: torch.Tensor, k: float, *, out=None) -> torch.Tensor:
     a = A.to(dtype).reshape(-1, n, n).contiguous()
     nb = a.shape[0]
     result = torch.empty((nb, n, n), dtype=dtype, device=A.device)
-    if nb and n:
+    integer = float(k) == int(k)
+    if nb and n and integer and int(k) >= 1:
+        s = torch.empty_like(a)
+        _symmetrize_kernel[(triton.cdiv(n * n, COPY_BLOCK), nb)](a, s, s, n, BLOCK=COPY_BLOCK)
+        result = _integer_power(s, int(k))
+    elif nb and n:
         wt = torch.empty_like(a)  # S, symmetric, so its rows are its columns; shifted and rotated in place
         s = torch.empty_like(a)  # S, kept for the Rayleigh quotients
         _symmetrize_kernel[(triton.cdiv(n * n, COPY_BLOCK), nb)](a, wt, s, n, BLOCK=COPY_BLOCK)
@@ -130,7 +152,6 @@ def matrix_power_eig(A: torch.Tensor, k: float, *, out=None) -> torch.Tensor:
         jj = torch.empty((nb, n), dtype=dtype, device=A.device)
         _rayleigh_kernel[(triton.cdiv(n, RQ_ROWS), nb)](jt, s, lam, jj, n, BM=RQ_ROWS, BN=RQ_COLS, BK=RQ_K)
         f = torch.empty((nb, n), dtype=dtype, device=A.device)
-        integer = float(k) == int(k)
         _power_weights_kernel[(triton.cdiv(n, ROW_BLOCK), nb)](lam, jj, f, n, float(k), int(k) if integer else 0,
                                                                INTEGER=integer, BLOCK=ROW_BLOCK)  # fmt: skip
         result = weighted_product(jt, f, jt)
