@@ -26,10 +26,10 @@ BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 32
 NUM_WARPS, NUM_STAGES = 8, 3
 
 
-# Shape and stride arguments stay runtime values: specialising each on its value would compile a fresh
-# kernel for nearly every case.
-@triton.jit(do_not_specialize=["N", "Cin", "H", "W", "Cout", "Hout", "Wout", "Hp", "Wp", "cin_g", "cout_g",
-                               "sh", "sw", "ph", "pw", "dh", "dw"])
+# Spatial sizes and strides stay runtime values (specialising them would compile a kernel per case). The channel
+# counts are specialised: knowing them divisible by 16 lets the NHWC pixel and filter loads vectorise. On an H200
+# (2026-11-29, docs/BENCHMARKS.md) that alone took Convolution/conv2d's i10 from 1.78 to 0.42 ms.
+@triton.jit(do_not_specialize=["N", "H", "W", "Hout", "Wout", "Hp", "Wp", "sh", "sw", "ph", "pw", "dh", "dw"])
 def _conv_t_phase_kernel(x_ptr, w_ptr, b_ptr, out_ptr,
                          N, Cin, H, W, Cout, Hout, Wout, Hp, Wp, cin_g, cout_g,
                          sh, sw, ph, pw, dh, dw,

@@ -1,72 +1,26 @@
 """Expert kernels for Fusion/fused_relu_batch_norm_conv2d.
 
-1. An implicit-GEMM convolution (tl.dot per kernel tap, fp32 accumulation) with the bias.
+1. The implicit-GEMM convolution of kbx/experts/conv.py (an NHWC copy of the input, tl.dot per kernel tap, fp32
+   accumulation) with the bias.
 2. In training, each program takes a block of channels and computes their batch mean and biased
    variance over (N, H, W) in two chunked passes, and updates the running statistics in place.
 3. One elementwise pass normalizes with the chosen statistics, applies the affine map and ReLU.
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 0.798 / 12.0 / 186 ms at i = 2 / 3 / 4 against eager's
-0.221 / 2.11 / 28.1 ms (cuDNN's TF32 convolution, then batch_norm and relu), 0.194x. At i4 the expert is at 79% of
-the fp32 roofline and eager at 525%, i.e. 10.7% and 71% of the TF32 peak. The conv tile is 128x32 with a K step of
-16 channels, read from the NCHW input and (C_out, C_in, 3, 3) weights, so neither tl.dot operand is contiguous
-along the reduction; the eval-mode BN pass moves 4.3 GB at i4, 1.3 ms at peak bandwidth (derived, not timed).
-Convolution/conv2d's NHWC copies and 128x256x32 tiles (15% of the TF32 peak there) would be the first step.
+SPEED
 """
 
 import torch
 import triton
 import triton.language as tl
 
-BP, BC, BCI = 128, 32, 16  # conv tile: output pixels x output channels x input-channel step
-CPU_BP = 1024
+from kbx.experts.conv import conv2d
+
 BR, BCH = 128, 32  # stats tile: positions x channels
 BLOCK = 4096
 
 
 def _pair(v):
     return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
-
-
-@triton.jit
-def _conv_kernel(x_ptr, w_ptr, b_ptr, y_ptr, N, C_in, H, W, C_out, OH, OW, cin_g, cout_g,
-                      sh, sw, ph, pw, dh, dw,
-                      HAS_BIAS: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
-                      BP: tl.constexpr, BC: tl.constexpr, BCI: tl.constexpr):  # fmt: skip
-    pid_p = tl.program_id(0).to(tl.int64)
-    pid_c = tl.program_id(1).to(tl.int64)
-    g = tl.program_id(2).to(tl.int64)
-    p = pid_p * BP + tl.arange(0, BP)
-    pm = p < N * OH * OW
-    n = p // (OH * OW)
-    rem = p % (OH * OW)
-    oh = rem // OW
-    ow = rem % OW
-    co_g = pid_c * BC + tl.arange(0, BC)
-    cm = co_g < cout_g
-    co = g * cout_g + co_g
-    acc = tl.zeros((BP, BC), dtype=tl.float32)
-    ci_offs = tl.arange(0, BCI)
-    # One flat loop over (input-channel block, tap): the software pipeliner then buffers a single
-    # (BP x BCI) + (BCI x BC) tile pair per stage. Unrolling the KH * KW taps inside a loop over
-    # channel blocks made it buffer every tap's tiles: 9 * 3 stages * 10 KB = 270 KB for a 3x3
-    # kernel, over the H100's 227 KB shared-memory limit.
-    for t in range(0, tl.cdiv(cin_g, BCI) * (KH * KW)):
-        ci = (t // (KH * KW)) * BCI + ci_offs
-        kh = (t % (KH * KW)) // KW
-        kw = t % KW
-        cim = ci < cin_g
-        ih = oh * sh - ph + kh * dh
-        iw = ow * sw - pw + kw * dw
-        m = pm & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-        x_chan = (n[:, None] * C_in + g * cin_g + ci[None, :]) * H  # (BP, BCI)
-        a = tl.load(x_ptr + (x_chan + ih[:, None]) * W + iw[:, None], mask=m[:, None] & cim[None, :], other=0.0)
-        b = tl.load(w_ptr + ((co[None, :] * cin_g + ci[:, None]) * KH + kh) * KW + kw,
-                    mask=cim[:, None] & cm[None, :], other=0.0)  # fmt: skip
-        acc += tl.dot(a, b)  # implicit GEMM step: (pixels x in-channels) @ (in-channels x out-channels)
-    if HAS_BIAS:
-        acc += tl.load(b_ptr + co, mask=cm, other=0.0).to(tl.float32)[None, :]
-    dst = ((n[:, None] * C_out + co[None, :]) * OH + oh[:, None]) * OW + ow[:, None]
-    tl.store(y_ptr + dst, acc.to(y_ptr.dtype.element_ty), mask=pm[:, None] & cm[None, :])
 
 
 @triton.jit
@@ -132,16 +86,9 @@ def fused_relu_batch_norm_conv2d(input, weight, bias=None, stride=1, padding=0, 
     (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
     OH = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
     OW = (W + 2 * pw - dw * (KW - 1) - 1) // sw + 1
-    cout_g = C_out // groups
-    y = torch.empty((N, C_out, OH, OW), dtype=x.dtype, device=x.device)
-    if y.numel() == 0:
-        return y
-    bp = BP if x.is_cuda else CPU_BP  # the CPU interpreter runs fewer, larger tiles faster
-    grid = (triton.cdiv(N * OH * OW, bp), triton.cdiv(cout_g, BC), groups)
-    _conv_kernel[grid](
-        x, w, bias if bias is not None else w, y, N, C_in, H, W, C_out, OH, OW, cin_g, cout_g,
-        sh, sw, ph, pw, dh, dw, HAS_BIAS=bias is not None, KH=KH, KW=KW, BP=bp, BC=BC, BCI=BCI, num_warps=4,
-    )
+    if N * C_out * OH * OW == 0:
+        return torch.empty((N, C_out, OH, OW), dtype=x.dtype, device=x.device)
+    y = conv2d(x, w, bias, stride, padding, dilation, groups)
     L = OH * OW
     if training:
         if N * L <= 1:

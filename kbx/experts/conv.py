@@ -1,0 +1,93 @@
+"""Implicit-GEMM 2-D convolution over a channels-last copy of the input, in Triton: the kernel the expert solutions of
+`Convolution/conv2d` and `Fusion/fused_relu_batch_norm_conv2d` share (each expert imports `conv2d`).
+
+The input is copied once to NHWC and the weights to (Cout, kH, kW, Cin/groups), so that the
+reduction index k = (kh, kw, ci) runs along contiguous memory in both operands. Per group, each
+program computes a (BLOCK_M output positions) x (BLOCK_N output channels) tile: for every filter
+tap (kh, kw) it gathers the shifted input rows once and streams channel blocks through tl.dot with
+fp32 accumulation (TF32 on GPU, matching the tasks' matmul tolerances). Zero padding is a load mask.
+The output is NCHW, with the bias added.
+
+One K loop over (tap, channel block) instead of a loop per tap was 1.3-4x slower on an H200
+(2026-11-29, docs/BENCHMARKS.md), as were 128x128 and smaller tiles.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+BLOCK_M, BLOCK_N, BLOCK_K = 128, 256, 32  # best of small sweeps on an H200 (triton 3.6), the last on 2026-11-29
+NUM_WARPS, NUM_STAGES = 8, 3
+
+
+# Spatial sizes and strides stay runtime values (specialising them would compile a kernel per case). The channel
+# counts are specialised: knowing them divisible by 16 lets the NHWC pixel and filter loads vectorise. On an H200
+# (2026-11-29, docs/BENCHMARKS.md) that alone took Convolution/conv2d's i10 from 1.78 to 0.42 ms.
+@triton.jit(do_not_specialize=["N", "H", "W", "Hout", "Wout", "sh", "sw", "ph", "pw", "dh", "dw"])
+def _conv2d_nhwc_kernel(x_ptr, w_ptr, b_ptr, y_ptr,
+                        N, Cin, H, W, Cout, Hout, Wout, cin_g, cout_g,
+                        sh, sw, ph, pw, dh, dw,
+                        KH: tl.constexpr, KW: tl.constexpr, HAS_BIAS: tl.constexpr,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0).to(tl.int64)
+    pid_n = tl.program_id(1).to(tl.int64)
+    g = tl.program_id(2).to(tl.int64)
+    hw_out = Hout * Wout
+    m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # output positions (n, oh, ow)
+    co = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # output channels within group g
+    m_ok = m < N * hw_out
+    co_ok = co < cout_g
+    img = m // hw_out
+    pos = m % hw_out
+    ih0 = (pos // Wout) * sh - ph
+    iw0 = (pos % Wout) * sw - pw
+    ck = tl.arange(0, BLOCK_K)
+    k_total = KH * KW * cin_g
+    w_rows = w_ptr + (g * cout_g + co) * k_total  # (BLOCK_N,) start of each filter
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for kh in tl.static_range(KH):
+        for kw in tl.static_range(KW):
+            ih = ih0 + kh * dh
+            iw = iw0 + kw * dw
+            row_ok = m_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+            x_rows = x_ptr + ((img * H + ih) * W + iw) * Cin + g * cin_g  # (BLOCK_M,) NHWC pixel starts
+            w_tap = w_rows + (kh * KW + kw) * cin_g
+            for c0 in range(0, cin_g, BLOCK_K):
+                c = c0 + ck
+                c_ok = c < cin_g
+                a = tl.load(x_rows[:, None] + c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+                b = tl.load(w_tap[None, :] + c[:, None], mask=c_ok[:, None] & co_ok[None, :], other=0.0)
+                acc += tl.dot(a.to(tl.float32), b.to(tl.float32))
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + g * cout_g + co, mask=co_ok, other=0.0).to(tl.float32)[None, :]
+    y_off = (img[:, None] * Cout + g * cout_g + co[None, :]) * hw_out + pos[:, None]  # NCHW output
+    tl.store(y_ptr + y_off, acc.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & co_ok[None, :])
+
+
+def _pair(v):
+    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if isinstance(padding, str):
+        raise NotImplementedError("string padding is not supported; give integers")
+    N, Cin, H, W = input.shape
+    Cout, cin_g, KH, KW = weight.shape
+    if Cin != cin_g * groups or Cout % groups:
+        raise ValueError("conv2d: channels do not match groups")
+    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
+    Hout = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
+    Wout = (W + 2 * pw - dw * (KW - 1) - 1) // sw + 1
+    if Hout <= 0 or Wout <= 0:
+        raise ValueError("conv2d: output would be empty; the kernel is larger than the padded input")
+    x = input.permute(0, 2, 3, 1).contiguous()  # NHWC layout copy
+    w = weight.permute(0, 2, 3, 1).contiguous()  # (Cout, kH, kW, Cin/groups)
+    y = torch.empty((N, Cout, Hout, Wout), dtype=input.dtype, device=input.device)
+    cout_g = Cout // groups
+    b = bias.contiguous() if bias is not None else w  # placeholder is never read
+    grid = (triton.cdiv(N * Hout * Wout, BLOCK_M), triton.cdiv(cout_g, BLOCK_N), groups)
+    _conv2d_nhwc_kernel[grid](x, w, b, y, N, Cin, H, W, Cout, Hout, Wout, cin_g, cout_g,
+                              sh, sw, ph, pw, dh, dw, KH=KH, KW=KW, HAS_BIAS=bias is not None,
+                              BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,
+                              num_warps=NUM_WARPS, num_stages=NUM_STAGES)
+    return y
