@@ -40,9 +40,10 @@ def _gammaln_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask, other=1.0).to(tl.float32)
     neg = x < 0.0
     y = _lgamma_pos(tl.where(neg, 1.0 - x, tl.where(x == 0.0, 1.0, x)))
-    frac = x - tl.floor(x)  # sin(pi x) up to sign, from the reduced argument
-    refl = tl.log(3.141592653589793 / tl.abs(tl.sin(3.141592653589793 * frac))) - y
-    y = tl.where(neg, refl, y)
+    if tl.min(x, axis=0) < 0.0:  # the reflection only in blocks that need it (masked lanes hold 1.0)
+        frac = x - tl.floor(x)  # sin(pi x) up to sign, from the reduced argument
+        refl = tl.log(3.141592653589793 / tl.abs(tl.sin(3.141592653589793 * frac))) - y
+        y = tl.where(neg, refl, y)
     y = tl.where((x <= 0.0) & (x == tl.floor(x)), float("inf"), y)
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 

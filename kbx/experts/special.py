@@ -1,0 +1,42 @@
+"""Special functions as Triton device functions: the digamma the expert solutions of `Math/digamma` and
+`Math/polygamma` (order 0) share (each expert's kernel calls `digamma`).
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def digamma_pos(x):
+    """psi(x) for x > 0: the recurrence psi(x) = psi(x + 1) - 1 / x, six steps below 6, then the asymptotic series.
+    The six reciprocals are summed as one fraction num / den (1/a + b/c = (c + a b) / (a c)): one division
+    instead of six; den <= 12^6, far from fp32's range."""
+    small = x < 6.0
+    num = tl.zeros_like(x)
+    den = tl.zeros_like(x) + 1.0
+    for i in tl.static_range(6):
+        a = x + i
+        num = num * a + den
+        den = den * a
+    r = tl.where(small, -num / den, 0.0)
+    x = tl.where(small, x + 6.0, x)
+    inv = 1.0 / x
+    z = inv * inv
+    tail = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132)))))
+    return r + tl.log(x) - 0.5 * inv - tail
+
+
+@triton.jit
+def digamma(x):
+    """psi(x) for any x: reflection psi(x) = psi(1 - x) - pi / tan(pi x) for x < 0, computed only in blocks that
+    hold a negative x; psi(0) = -inf, NaN at negative integers (as torch)."""
+    neg = x < 0.0
+    y = tl.where(neg, 1.0 - x, tl.where(x == 0.0, 1.0, x))
+    r = digamma_pos(y)
+    if tl.min(x, axis=0) < 0.0:
+        frac = x - tl.floor(x)  # reduce before multiplying by pi, for an accurate cot near large |x|
+        pix = 3.141592653589793 * frac
+        r = tl.where(neg, r - 3.141592653589793 * tl.cos(pix) / tl.sin(pix), r)
+        r = tl.where(neg & (x == tl.floor(x)), float("nan"), r)
+    r = tl.where(x == 0.0, float("-inf"), r)
+    return r
