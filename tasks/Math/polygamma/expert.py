@@ -18,7 +18,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.special import digamma
+from kbx.experts.special import digamma, trigamma
 
 BLOCK = 1024
 
@@ -68,12 +68,15 @@ def _hurwitz_zeta(x, q):
 
 
 @triton.jit
-def _polygamma_kernel(x_ptr, y_ptr, n, order, factor, DIGAMMA: tl.constexpr, BLOCK: tl.constexpr):
+def _polygamma_kernel(x_ptr, y_ptr, n, order, factor, ORDER: tl.constexpr, BLOCK: tl.constexpr):
+    """ORDER: 0 (digamma), 1 (trigamma, its own recurrence as torch's trigamma kernel) or -1 (any other order)."""
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=1.0).to(tl.float32)
-    if DIGAMMA:
+    if ORDER == 0:
         y = digamma(x)
+    elif ORDER == 1:
+        y = trigamma(x)
     else:
         s = tl.zeros_like(x) + order + 1.0
         z = _hurwitz_zeta(s, tl.where(x > 0.0, x, 1.0))
@@ -91,8 +94,8 @@ def polygamma(n, input, *, out=None):
     numel = x.numel()
     if numel:
         factor = float((-1) ** (n + 1) * math.factorial(n))
-        _polygamma_kernel[(triton.cdiv(numel, BLOCK),)](x, y, numel, float(n), factor, DIGAMMA=n == 0, BLOCK=BLOCK,
-                                                        num_warps=4)
+        _polygamma_kernel[(triton.cdiv(numel, BLOCK),)](x, y, numel, float(n), factor, ORDER=n if n < 2 else -1,
+                                                        BLOCK=BLOCK, num_warps=4)  # fmt: skip
     if out is not None:
         out.copy_(y)
     return y
