@@ -15,7 +15,9 @@ Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 0.491 / 2.80 / 17.7 ms at i 
 8.0 / 11.2 / 14.1% and eager 19 / 27 / 49%. Each of the 4 stride-2 phases runs 1, 2 or 4 taps, and each tap its own
 loop of C_in/32 = 8 / 16 / 32 tl.dot steps of 128x128x32, so the 3-stage pipeline restarts at every tap, consistent
 with the share rising with C_in (derived from the code, not timed). One K loop over (tap, channel block) per phase,
-TMA loads and autotuned tiles would be the next steps.
+TMA loads and autotuned tiles would be the next steps. Specialising the channel counts, which took conv2d
+from 0.22x to 0.77x, moved this expert only from 0.36x to 0.39x on an H200 (2026-11-29, docs/BENCHMARKS.md): 0.391 /
+2.46 / 17.2 ms against eager's 0.184 / 1.08 / 4.80 ms; why its phases gain less was not measured.
 """
 
 import torch

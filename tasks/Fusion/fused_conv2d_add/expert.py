@@ -8,11 +8,10 @@ channel blocks through tl.dot (fp32 accumulation, TF32 on the GPU as the task's 
 is read through broadcast strides (0 along broadcast dims), so it is never materialised at y's shape; a
 Python-number `other` is folded into the bias term.
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 1.43 / 5.75 / 22.7 ms at H = 128 / 256 / 512 against eager's
-0.147 / 0.518 / 2.00 ms (cuDNN's TF32 convolution, then torch.add), 0.094x. At H512 the expert is at 5.1% of the
-fp32 roofline and eager at 58% (0.7% and 7.8% of the TF32 peak). With C_in = C_out = 32 each program runs 9 tl.dots
-of 128x32x32, one channel block per filter tap, which leaves the 3-stage pipeline nothing to overlap (derived from
-the code, not timed). One pipelined K loop over all taps (K = 288) and more pixels per program would come next.
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.174 / 0.637 / 2.47 ms at H = 128 / 256 / 512 against eager's 0.123 /
+0.416 / 1.60 ms (cuDNN's TF32 convolution, then torch.add), 0.67x; 0.084x before the kernel specialised its channel
+counts, which lets the NHWC loads vectorise. With C_in = C_out = 32 each program still runs 9 tl.dots of 128x32x32,
+one per filter tap.
 """
 
 import torch

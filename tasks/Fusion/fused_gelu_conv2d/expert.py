@@ -7,12 +7,9 @@ image and group by BLOCK_N output channels; per filter tap it gathers the shifte
 channel blocks through tl.dot (fp32 accumulation, TF32 on the GPU as the task's tolerance allows), and
 the activation is applied before the single store.
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 0.328 / 1.23 / 4.73 / 19.1 ms at h = 128 / 256 / 512 / 1024
-against eager's 0.125 / 0.401 / 1.53 / 6.07 ms (cuDNN's TF32 convolution, then GELU), 0.336x. At h512 the expert is
-at 12.5% of the fp32 roofline and eager at 39% (1.7% and 5.3% of the TF32 peak). With C_in = 16 and C_out = 32 each
-tile is 9 tl.dots of 128x32x16, one channel block per filter tap, which leaves the 3-stage pipeline nothing to
-overlap (derived from the code, not timed). At TF32 rate the task (144 MACs per output) would be bound by its
-0.81 GB at h512, 0.24 ms; one pipelined K loop over all taps and more pixels per program would come next.
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.097 / 0.331 / 1.26 / 5.03 ms at h = 128 / 256 / 512 / 1024 against
+eager's 0.119 / 0.348 / 1.32 / 5.27 ms (cuDNN's TF32 convolution, then GELU), 1.09x; 0.30x before the kernel
+specialised its channel counts, which lets the NHWC loads vectorise.
 """
 
 import torch

@@ -8,12 +8,9 @@ passes over the output.
 2. A tiny kernel turns each plane's sums into its mean and 1 / sqrt(biased var + eps).
 3. One elementwise pass per (plane, block) normalizes y in place.
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 1.01 / 4.09 / 16.2 ms at H = 128 / 256 / 512 against eager's
-0.188 / 0.692 / 2.88 ms (cuDNN's TF32 convolution, then SELU and instance_norm), 0.178x. At H512 the expert is at
-7.2% of the fp32 roofline and eager at 40% (1.0% and 5.5% of the TF32 peak). With C_in = 32 each tile is 9 tl.dots
-of 128x64x32, one channel block per filter tap, which leaves the 3-stage pipeline nothing to overlap; the normalize
-pass moves 1.07 GB at H512, 0.32 ms at peak bandwidth (derived from the code, not timed). One pipelined K loop over
-all taps (K = 288) and more pixels per program would be the next step.
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.144 / 0.499 / 1.88 ms at H = 128 / 256 / 512 against
+eager's 0.159 / 0.568 / 2.30 ms (cuDNN's TF32 convolution, then SELU and instance_norm), 1.16x; 0.17x before the
+kernel specialised its channel counts, which lets the NHWC loads vectorise.
 """
 
 import torch

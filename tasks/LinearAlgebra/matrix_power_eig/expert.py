@@ -22,12 +22,12 @@ when no rotation happened (one sync per sweep). A kernel turns the eigenvalues i
 for negative w), and one tiled tl.dot kernel (IEEE precision) forms J diag(w^k) J^T. The math runs in
 A's dtype (fp32 or fp64); batches run side by side.
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 162 / 667 / 2,314 ms at n = 512 / 1024 / 2048 against eager's
-13.3 / 11.0 / 26.7 ms (cuSOLVER's symmetric eigensolver for eigh, then two cuBLAS products), 0.025x. Jacobi on
-S + c I: a sweep is n - 1 launches (2,047 at n2048) of n/2 one-pair programs and a host sync, at most 40 sweeps
-(MAX_SWEEPS), and a round moves up to 20 n^2 bytes, 80 MiB at n2048 (counts from the code; sweeps per call not
-measured). Time / (n - 1) is 0.32 / 0.65 / 1.13 ms while those bytes grow 4x a step. A blocked tridiagonal
-reduction and solve (as LAPACK's syevd) or a block Jacobi with tl.dot updates would need O(n / NB) launches.
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), k = 2 (the perf shapes): 0.026 / 0.072 / 0.438 ms at n = 512 / 1024 /
+2048 against eager's 13.6 / 10.5 / 25.2 ms (cuSOLVER's symmetric eigensolver, then two products), 164x and so
+flagged timing_suspect (over 10x) for review. The review: eager computes an eigendecomposition that an integer power
+does not need; one product of 2 n^3 = 17.2 GFLOP at n2048 in 0.438 ms is 39 TFLOP/s of IEEE fp32. The
+eigendecomposition route (fractional, zero or negative k) took 162 / 667 / 2,314 ms on an H100 (2026-11-27), 0.025x:
+Jacobi sweeps of n - 1 launches each.
 """
 
 import torch

@@ -3,12 +3,11 @@
 x > 0: shift to x + k >= 4 (Gamma(x) = Gamma(x + k) / (x (x + 1) ... (x + k - 1))) and use Stirling's series;
 x < 0: reflection ln|Gamma(x)| = ln(pi / |sin(pi x)|) - ln Gamma(1 - x); non-positive integers give +inf.
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 0.120 / 0.233 / 0.460 / 0.912 ms at n = 2^24 ... 2^27 against
-eager's 0.050 / 0.095 / 0.183 / 0.360 ms (torch.special.gammaln: PyTorch's elementwise lgamma kernel), 0.40x.
-Compute-bound: besides the 4-step shift, the 8-term Stirling series, 2 logs and a reciprocal, every element also
-computes the reflection (sin, log, division) that tl.where discards for x > 0 (perf inputs all lie in (0, 1]):
-3 logs, 1 sin and 2 divisions per element (counts from the code): 147 G elements/s at 2^27 (35% of roofline)
-against eager's 373 G elements/s (89%). Reflecting only in blocks with an x < 0 would save a log, sin and division.
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.075 / 0.145 / 0.283 / 0.557 ms at n = 2^24 ... 2^27 against eager's 0.044 / 0.083
+/ 0.161 / 0.314 ms (torch.special.gammaln: PyTorch's elementwise lgamma kernel), 0.58x; 0.36x while every element
+also computed the reflection (sin, log, division) that tl.where then discarded. Still compute-bound: the 4-step
+shift, the 8-term Stirling series, 2 logs and a reciprocal per element, 241 G elements/s at 2^27 against eager's
+428 G.
 """
 
 import torch

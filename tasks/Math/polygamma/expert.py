@@ -4,12 +4,10 @@ n = 0 is digamma (recurrence + asymptotic series); n >= 1 uses psi^(n)(x) = (-1)
 Hurwitz zeta summed as nine direct terms plus the Euler-Maclaurin remainder (cephes' scheme, which torch uses).
 Inputs are positive here; x <= 0 gives NaN for n >= 1 (inf at non-positive integers).
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 0.328 / 0.648 / 1.28 / 2.56 ms at n = 2^24 ... 2^27 against
-eager's 0.115 / 0.224 / 0.442 / 0.879 ms (torch.special.polygamma; order 1 runs PyTorch's trigamma kernel), 0.35x.
-Compute-bound: the order is a run-time value, so the Hurwitz zeta takes 10 general powers (20 exp2/log2 calls) and
-13 fp32 divisions per element, all 11 Euler-Maclaurin steps always run (counts from the code): 52 G elements/s at
-2^27 (12.5% of the bandwidth roofline) against eager's 153 G elements/s (36%). A constexpr order with a^-(n+1) from
-multiplies and one reciprocal (or, for n = 1, eager's 1/x^2 recurrence) would drop those 20 calls.
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.045 / 0.086 / 0.165 / 0.321 ms at n = 2^24 ... 2^27 against eager's 0.115 /
+0.225 / 0.443 / 0.881 ms (torch.special.polygamma; order 1 runs PyTorch's trigamma kernel), 2.6x, through its own
+trigamma (kbx/experts/special.py); the Hurwitz zeta of any order (10 general powers, 13 divisions per element) gave
+0.35x. Why eager's trigamma is slower was not profiled.
 """
 
 import math
