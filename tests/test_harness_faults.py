@@ -144,6 +144,25 @@ def test_a_gpu_busy_after_the_candidates_timing_is_charged_only_when_every_try_s
     assert f"on each of {MAX_HARNESS_RETRIES + 1} tries" in reason
 
 
+def test_every_repetition_disturbed_is_charged_only_when_every_try_shows_it():
+    """On an H200 (2026-11-29) an honest expert had every repetition of one shape disturbed in a cold
+    full-suite run (host CPUs 52 % busy) and was charged hidden_work on that one try; the next run of
+    the same code timed it clean. Now the attempt is redone first, and a try that does not show it
+    stands: the charge needs every try."""
+    from kbx.eval.attempt import AttemptRun, _HarnessFailure
+
+    suspicion = "shape n1024_k50: every repetition ran work outside the timed stream"
+    run = AttemptRun.__new__(AttemptRun)  # the rule alone: no worker, judge or GPU
+    run.busy_tries = 0
+    with pytest.raises(_HarnessFailure, match="every repetition ran work outside"):
+        run._charged_on_every_try(suspicion)
+    assert run.busy_tries == 1  # a clean next try returns its own record: nothing is charged
+    for _ in range(MAX_HARNESS_RETRIES - 1):
+        with pytest.raises(_HarnessFailure):
+            run._charged_on_every_try(suspicion)
+    assert run._charged_on_every_try(suspicion) == f"{suspicion}, on each of {MAX_HARNESS_RETRIES + 1} tries"
+
+
 def test_a_judge_answers_every_request_before_it_leaves_at_the_end_of_its_input():
     """The judge ends with os._exit (kbx.worker.process_exit): whatever it was asked before its input
     closed is answered, and it exits 0."""

@@ -176,18 +176,28 @@ def test_another_context_busy_through_the_window_is_no_timing_and_not_the_kernel
     assert row["contaminated_reps"] == row["reps"]
 
 
-def test_the_kernels_own_hidden_work_fails_it(fake_gpu):
-    """Work on its own side stream that outlives every call: the device sync waits for it, the
-    GPU is otherwise quiet, so it is the kernel's own doing."""
+def test_the_kernels_own_hidden_work_is_reported_for_the_attempt_to_confirm(fake_gpu):
+    """Work on its own side stream that outlives every call: the device sync waits for it and the GPU
+    is otherwise quiet, so it is most likely the kernel's own doing. Not surely (a host too busy to run
+    the timed process looks the same), so the row reports it and the attempt charges it only when every
+    try shows it (tests/test_harness_faults.py)."""
     gpu = fake_gpu(0.05, own_tail_ms=3.0)
     row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
-    assert row["quiet"] and row["hidden_work"].startswith("host wall time exceeds the GPU's")
+    assert row["quiet"] and row["hidden_unconfirmed"].startswith("host wall time exceeds the GPU's")
+    assert row["hidden_work"] == ""
 
 
 def test_own_hidden_work_hidden_under_a_long_kernel_is_still_caught(fake_gpu):
     gpu = fake_gpu(20.0, own_tail_ms=5.0)  # 5 ms is within the host-ratio slack of a 20 ms kernel
     row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
-    assert row["quiet"] and row["hidden_work"].startswith("every repetition ran work outside the timed stream")
+    assert row["quiet"] and row["hidden_unconfirmed"].startswith("every repetition ran work outside the timed")
+    assert row["hidden_work"] == ""
+
+
+def test_a_clean_timing_reports_nothing_to_confirm(fake_gpu):
+    gpu = fake_gpu(20.0)
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    assert row["quiet"] and row["hidden_unconfirmed"] == "" and row["hidden_work"] == ""
 
 
 def test_a_time_slice_beyond_a_long_call_is_no_hidden_work(fake_gpu):

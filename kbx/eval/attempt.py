@@ -49,7 +49,7 @@ class AttemptRun:
         self.task = attempt.task
         self.started = time.perf_counter()
         self.retries = 0
-        self.busy_tries = 0  # tries whose timing found the GPU busy with only the candidate running
+        self.busy_tries = 0  # tries whose timing pointed at hidden work of the candidate's own (_charged_on_every_try)
         self.alone = False  # the device's memory reserved whole for this attempt (after running out of it)
 
     def execute(self) -> EvalRecord:
@@ -142,7 +142,9 @@ class AttemptRun:
             if measured["event"] != MEASURED:
                 return self._failed_worker(measured, self._window_limit_s(msg["estimate_ms"]), during="timed alone")
             row = measured["row"]
-            if not row.get("quiet", True) and not row.get("hidden_work"):
+            if row.get("hidden_unconfirmed"):
+                busy[shape] = self._charged_on_every_try(f"shape {shape}: {row['hidden_unconfirmed']}")
+            elif not row.get("quiet", True) and not row.get("hidden_work"):
                 busy[shape] = self._owner_busy(shape)
             self._phase("preparing a timing")
         timed = msg
@@ -205,8 +207,9 @@ class AttemptRun:
             row = reply.get("row") or {}
             # The timer's machinery, memory or a GPU that is not quiet are kbx's failures; a reference
             # that raises at a shape is the task's, and the shape is left out of the speedup.
-            if "error" in reply or not row.get("quiet", True) or row.get("hidden_work") or "OutOfMemory" in row["error"]:
-                why = reply.get("error") or row.get("error") or row.get("hidden_work") or "the GPU did not go quiet"
+            suspect = row.get("hidden_work") or row.get("hidden_unconfirmed")
+            if "error" in reply or not row.get("quiet", True) or suspect or "OutOfMemory" in row["error"]:
+                why = reply.get("error") or row.get("error") or suspect or "the GPU did not go quiet"
                 raise _HarnessFailure(f"reference timing failed at {shape}: {why}")
             ev.baselines[key] = row
             return row, measured
@@ -257,14 +260,22 @@ class AttemptRun:
         kernels already queued keep running, and the quiet probes read host time, which hiccups (a GEAK
         `fused_qr_solve` kernel was charged so on an H100 while the same code on the corpus line before
         it passed, and left the GPU quiet after every call when measured alone). So it is charged only
-        when every try of the attempt shows it; until then the attempt is redone, and if the tries
-        disagree it ends `harness_error`."""
+        when every try of the attempt shows it (_charged_on_every_try)."""
+        return self._charged_on_every_try(
+            f"the GPU stayed busy after shape {shape}'s repetitions with everyone but the candidate stopped",
+            f"the GPU stayed busy with other work of the candidate's own process while shape {shape} was timed "
+            "(everyone else was stopped)",
+        )
+
+    def _charged_on_every_try(self, suspicion: str, charge: str = "") -> str:
+        """A timing that points at the candidate's own hidden work, but not surely (a busy GPU after its
+        repetitions; every repetition disturbed while the GPU was quiet after): until every try of the
+        attempt has shown it the attempt is redone (a harness failure, charged to no one), and if the
+        tries disagree the one that did not show it stands; then the charge, with the count of tries."""
         self.busy_tries += 1
         if self.busy_tries <= MAX_HARNESS_RETRIES:
-            raise _HarnessFailure(f"the GPU stayed busy after shape {shape}'s repetitions with everyone but "
-                                  "the candidate stopped")  # fmt: skip
-        return (f"the GPU stayed busy with other work of the candidate's own process while shape {shape} was "
-                f"timed (everyone else was stopped), on each of {self.busy_tries} tries")  # fmt: skip
+            raise _HarnessFailure(suspicion)
+        return f"{charge or suspicion}, on each of {self.busy_tries} tries"
 
     def _window_limit_s(self, estimate_ms) -> float:
         pol = self.ev.settings.timing
