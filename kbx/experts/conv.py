@@ -1,5 +1,6 @@
 """Implicit-GEMM 2-D convolution over a channels-last copy of the input, in Triton: the kernel the expert solutions of
-`Convolution/conv2d` and `Fusion/fused_relu_batch_norm_conv2d` share (each expert imports `conv2d`).
+`Convolution/conv2d` and `Fusion/fused_relu_batch_norm_conv2d` share (each expert imports `conv2d`), and the shape
+checks and NHWC copies every convolution expert's wrapper starts with (`conv_shape`, `nhwc_copies`).
 
 The input is copied once to NHWC and the weights to (Cout, kH, kW, Cin/groups), so that the
 reduction index k = (kh, kw, ci) runs along contiguous memory in both operands. Per group, each
@@ -11,6 +12,8 @@ The output is NCHW, with the bias added.
 One K loop over (tap, channel block) instead of a loop per tap was 1.3-4x slower on an H200
 (2026-11-29, docs/BENCHMARKS.md), as were 128x128 and smaller tiles.
 """
+
+from typing import NamedTuple
 
 import torch
 import triton
@@ -64,26 +67,63 @@ def _conv2d_nhwc_kernel(x_ptr, w_ptr, b_ptr, y_ptr,
     tl.store(y_ptr + y_off, acc.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & co_ok[None, :])
 
 
-def _pair(v):
+class ConvShape(NamedTuple):
+    """The sizes of a 2-D convolution of an (N, Cin, H, W) input with (Cout, cin_g, KH, KW) weights in groups of
+    cin_g input and cout_g output channels, its strides, paddings and dilations, and its output's (Hout, Wout)."""
+
+    N: int
+    Cin: int
+    H: int
+    W: int
+    Cout: int
+    cin_g: int
+    cout_g: int
+    KH: int
+    KW: int
+    sh: int
+    sw: int
+    ph: int
+    pw: int
+    dh: int
+    dw: int
+    Hout: int
+    Wout: int
+
+
+def pair(v) -> tuple[int, int]:
     return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def conv_shape(input, weight, stride=1, padding=0, dilation=1, groups=1, name="conv2d", error=RuntimeError):
+    """The convolution's ConvShape; `error` (one line, named after the entry) when the channels do not split into
+    the groups or the kernel is larger than the padded input. The convolution experts' wrappers all start here."""
+    N, Cin, H, W = input.shape
+    Cout, cin_g, KH, KW = weight.shape
+    if Cin != cin_g * groups or Cout % groups:
+        raise error(f"{name}: channels do not match groups")
+    (sh, sw), (ph, pw), (dh, dw) = pair(stride), pair(padding), pair(dilation)
+    Hout = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
+    Wout = (W + 2 * pw - dw * (KW - 1) - 1) // sw + 1
+    if Hout <= 0 or Wout <= 0:
+        raise error(f"{name}: the kernel is larger than the padded input")
+    return ConvShape(N, Cin, H, W, Cout, cin_g, Cout // groups, KH, KW, sh, sw, ph, pw, dh, dw, Hout, Wout)
+
+
+def nhwc_copies(input, weight, dtype=None):
+    """The input copied to NHWC and the weights to (Cout, KH, KW, cin_g), so that the reduction index
+    (kh, kw, ci) runs along contiguous memory in both; in `dtype` if given."""
+    x = input if dtype is None else input.to(dtype)
+    w = weight if dtype is None else weight.to(dtype)
+    return x.permute(0, 2, 3, 1).contiguous(), w.permute(0, 2, 3, 1).contiguous()
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if isinstance(padding, str):
         raise NotImplementedError("string padding is not supported; give integers")
-    N, Cin, H, W = input.shape
-    Cout, cin_g, KH, KW = weight.shape
-    if Cin != cin_g * groups or Cout % groups:
-        raise ValueError("conv2d: channels do not match groups")
-    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
-    Hout = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
-    Wout = (W + 2 * pw - dw * (KW - 1) - 1) // sw + 1
-    if Hout <= 0 or Wout <= 0:
-        raise ValueError("conv2d: output would be empty; the kernel is larger than the padded input")
-    x = input.permute(0, 2, 3, 1).contiguous()  # NHWC layout copy
-    w = weight.permute(0, 2, 3, 1).contiguous()  # (Cout, kH, kW, Cin/groups)
+    N, Cin, H, W, Cout, cin_g, cout_g, KH, KW, sh, sw, ph, pw, dh, dw, Hout, Wout = conv_shape(
+        input, weight, stride, padding, dilation, groups, "conv2d", ValueError)
+    x, w = nhwc_copies(input, weight)
     y = torch.empty((N, Cout, Hout, Wout), dtype=input.dtype, device=input.device)
-    cout_g = Cout // groups
     b = bias.contiguous() if bias is not None else w  # placeholder is never read
     grid = (triton.cdiv(N * Hout * Wout, BLOCK_M), triton.cdiv(cout_g, BLOCK_N), groups)
     _conv2d_nhwc_kernel[grid](x, w, b, y, N, Cin, H, W, Cout, Hout, Wout, cin_g, cout_g,

@@ -20,19 +20,6 @@ BP, BC, BCI = 128, 32, 16  # output pixels x output channels x input-channel ste
 CPU_BP = 1024  # the CPU interpreter runs fewer, larger tiles faster
 
 
-def pair(v):
-    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
-
-
-def geometry(x, w, stride, padding, dilation):
-    """((sh, sw), (ph, pw), (dh, dw), OH, OW) of a convolution of x (N, C, H, W) with w (C_out, C/g, KH, KW)."""
-    (sh, sw), (ph, pw), (dh, dw) = pair(stride), pair(padding), pair(dilation)
-    KH, KW = w.shape[2:]
-    OH = (x.shape[2] + 2 * ph - dh * (KH - 1) - 1) // sh + 1
-    OW = (x.shape[3] + 2 * pw - dw * (KW - 1) - 1) // sw + 1
-    return (sh, sw), (ph, pw), (dh, dw), OH, OW
-
-
 def grid(x, OH, OW, cout_g, groups):
     """The launch grid of a kernel built on conv_tile: (row tiles, channel blocks, images x groups)."""
     bp = BP if x.is_cuda else CPU_BP

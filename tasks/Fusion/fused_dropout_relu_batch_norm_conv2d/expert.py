@@ -14,6 +14,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kbx.experts.conv import conv_shape, nhwc_copies
+
 BLOCK_M = 128
 CPU_BLOCK_M = 1024  # the CPU interpreter runs fewer, larger tiles faster
 MAX_BLOCK_N, MAX_BLOCK_K = 64, 32
@@ -104,10 +106,6 @@ def _bn_relu_dropout_kernel(y_ptr, mean_ptr, rstd_ptr, L, C, seed, p, scale,
     tl.store(ptrs, v, mask=m)
 
 
-def _pair(v):
-    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
-
-
 def _block(n, lo, hi):
     return max(lo, min(hi, triton.next_power_of_2(max(int(n), 1))))
 
@@ -116,23 +114,14 @@ def fused_dropout_relu_batch_norm_conv2d(input, weight, bias=None, stride=1, pad
                                          training=True, inplace=False):  # fmt: skip
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    N, Cin, H, W = input.shape
-    Cout, cin_g, KH, KW = weight.shape
-    if Cin != cin_g * groups or Cout % groups:
-        raise RuntimeError("fused_dropout_relu_batch_norm_conv2d: channels do not match groups")
-    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
-    Hout = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
-    Wout = (W + 2 * pw - dw * (KW - 1) - 1) // sw + 1
-    if Hout <= 0 or Wout <= 0:
-        raise RuntimeError("fused_dropout_relu_batch_norm_conv2d: the kernel is larger than the padded input")
+    N, Cin, H, W, Cout, cin_g, cout_g, KH, KW, sh, sw, ph, pw, dh, dw, Hout, Wout = conv_shape(
+        input, weight, stride, padding, dilation, groups, "fused_dropout_relu_batch_norm_conv2d")
     L = Hout * Wout
     if N * L <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {[N, Cout, Hout, Wout]}")
-    x = input.to(torch.float32).permute(0, 2, 3, 1).contiguous()  # NHWC layout copy
-    w = weight.to(torch.float32).permute(0, 2, 3, 1).contiguous()  # (C_out, kh, kw, C_in/groups)
+    x, w = nhwc_copies(input, weight, torch.float32)
     y = torch.empty((N, Cout, Hout, Wout), dtype=torch.float32, device=input.device)
     sums = torch.zeros((2, Cout), dtype=torch.float64, device=input.device)
-    cout_g = Cout // groups
     block_m = BLOCK_M if input.is_cuda else CPU_BLOCK_M
     block_n, block_k = _block(cout_g, 16, MAX_BLOCK_N), _block(cin_g, 16, MAX_BLOCK_K)
     b = bias.to(torch.float32).contiguous() if bias is not None else w  # placeholder is never read

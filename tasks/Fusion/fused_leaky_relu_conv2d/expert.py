@@ -16,7 +16,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.conv_direct import BC, BCI, conv_tile, geometry, grid
+from kbx.experts.conv import conv_shape
+from kbx.experts.conv_direct import BC, BCI, conv_tile, grid
 
 
 @triton.jit
@@ -33,10 +34,8 @@ def fused_leaky_relu_conv2d(input, weight, bias=None, stride=1, padding=0, dilat
                             inplace=False):
     x = input.contiguous()
     w = weight.contiguous()
-    N, C_in, H, W = x.shape
-    C_out, cin_g, KH, KW = w.shape
-    (sh, sw), (ph, pw), (dh, dw), OH, OW = geometry(x, w, stride, padding, dilation)
-    cout_g = C_out // groups
+    N, C_in, H, W, C_out, cin_g, cout_g, KH, KW, sh, sw, ph, pw, dh, dw, OH, OW = conv_shape(
+        x, w, stride, padding, dilation, groups, "fused_leaky_relu_conv2d")
     y = torch.empty((N, C_out, OH, OW), dtype=x.dtype, device=x.device)
     if y.numel():
         tiles, bp = grid(x, OH, OW, cout_g, groups)

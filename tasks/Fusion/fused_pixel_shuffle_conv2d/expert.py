@@ -13,7 +13,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.conv_direct import BC, BCI, conv_tile, geometry, grid
+from kbx.experts.conv import conv_shape
+from kbx.experts.conv_direct import BC, BCI, conv_tile, grid
 
 
 @triton.jit
@@ -33,10 +34,8 @@ def _conv_pixel_shuffle_kernel(x_ptr, w_ptr, b_ptr, y_ptr, C_in, H, W, C_out, OH
 def fused_pixel_shuffle_conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, upscale_factor=2):
     x = input.contiguous()
     w = weight.contiguous()
-    N, C_in, H, W = x.shape
-    C_out, cin_g, KH, KW = w.shape
-    (sh, sw), (ph, pw), (dh, dw), OH, OW = geometry(x, w, stride, padding, dilation)
-    cout_g = C_out // groups
+    N, C_in, H, W, C_out, cin_g, cout_g, KH, KW, sh, sw, ph, pw, dh, dw, OH, OW = conv_shape(
+        x, w, stride, padding, dilation, groups, "fused_pixel_shuffle_conv2d")
     r = int(upscale_factor)
     if C_out % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's channel dimension to be divisible by {r * r}")

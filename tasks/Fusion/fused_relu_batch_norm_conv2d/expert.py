@@ -15,14 +15,10 @@ import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.conv import conv2d
+from kbx.experts.conv import conv2d, conv_shape
 
 BR, BCH = 128, 32  # stats tile: positions x channels
 BLOCK = 4096
-
-
-def _pair(v):
-    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
 
 
 @triton.jit
@@ -81,22 +77,16 @@ def _apply_kernel(x_ptr, mean_ptr, var_ptr, w_ptr, b_ptr, y_ptr, total, C, L, ep
 def fused_relu_batch_norm_conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
                                  running_mean=None, running_var=None, bn_weight=None, bn_bias=None, training=False,
                                  momentum=0.1, eps=1e-05, inplace=False):  # fmt: skip
-    x = input.contiguous()
-    w = weight.contiguous()
-    N, C_in, H, W = x.shape
-    C_out, cin_g, KH, KW = w.shape
-    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
-    OH = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
-    OW = (W + 2 * pw - dw * (KW - 1) - 1) // sw + 1
-    if N * C_out * OH * OW == 0:
-        return torch.empty((N, C_out, OH, OW), dtype=x.dtype, device=x.device)
-    y = conv2d(x, w, bias, stride, padding, dilation, groups)
-    L = OH * OW
+    shape = conv_shape(input, weight, stride, padding, dilation, groups, "fused_relu_batch_norm_conv2d")
+    N, C_out, L = shape.N, shape.Cout, shape.Hout * shape.Wout
+    if N * C_out == 0:
+        return torch.empty((N, C_out, shape.Hout, shape.Wout), dtype=input.dtype, device=input.device)
+    y = conv2d(input, weight, bias, stride, padding, dilation, groups)
     if training:
         if N * L <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(y.shape)}")
-        mean = torch.empty(C_out, dtype=torch.float32, device=x.device)
-        var = torch.empty(C_out, dtype=torch.float32, device=x.device)
+        mean = torch.empty(C_out, dtype=torch.float32, device=y.device)
+        var = torch.empty(C_out, dtype=torch.float32, device=y.device)
         update = running_mean is not None and running_var is not None
         _channel_stats_kernel[(triton.cdiv(C_out, BCH),)](
             y, mean, var, running_mean if update else mean, running_var if update else var, N, C_out, L,
