@@ -86,6 +86,9 @@ def test_at_least_ten_experts_including_the_required_ones():
 EXPLAINED_FAST = {
     "Fusion/fused_pairwise_distance_normalize": "one pass per input for each row's scale",
     "Fusion/fused_repeat_interleave_log_softmax": "logsumexp weighted by the repeat counts, nothing repeated",
+    "LinearAlgebra/low_rank_svd_approximation": "subspace iteration on k columns where the spectrum has a gap at k",
+    "LinearAlgebra/matrix_power_eig": "an integer power by repeated squaring, not an eigendecomposition (164x, H200)",
+    "LinearAlgebra/pseudoinverse_svd": "Newton-Schulz products, not an SVD, where no singular value is cut",
     "Loss/nll_loss": "one gather pass over the rows instead of eager's several kernels",
     "MatrixMultiply/matrix_multiply_and_row_dot": "only rows 0 and 1 of the product are formed",
     "Normalization/normalized_cosine_similarity": "one fused pass per row (10.95x on an H200, 9.3x on an H100)",
@@ -172,6 +175,41 @@ def test_matrix_power_eig_keeps_small_eigenvalues_digits():
     j . w - c (c = ||S||_F, 57 here) they lost c's digits: 3.8e-3 relative error; the Rayleigh
     quotient of S itself gives 8.1e-4 (fp32 LAPACK: 1.2e-4)."""
     assert _run_expert_script("matrix_power_eig", MATRIX_POWER_SMALL_EIGENVALUES) < 2e-3
+
+
+LOW_RANK_WITHOUT_A_GAP = """
+g = torch.Generator().manual_seed(0)
+a = torch.randn(48, 40, generator=g).to(device)  # singular values close together: no gap at k
+u, s, vh = torch.linalg.svd(a.double())
+exact = (u[:, :10] * s[:10]) @ vh[:10]
+got = expert.low_rank_svd_approximation(a, 10).double()
+assert expert._subspace(a[None].contiguous(), 10) is None  # no gap: the subspace route declines
+print(float((got - exact).abs().max() / exact.abs().max()))
+"""
+
+
+def test_low_rank_approximation_without_a_gap_takes_the_jacobi_svd():
+    """The subspace iteration is used only where its measured shrink rate shows a gap at k (the task's
+    inputs have one); on a random matrix it declines and the Jacobi SVD answers, to fp32 accuracy."""
+    assert _run_expert_script("low_rank_svd_approximation", LOW_RANK_WITHOUT_A_GAP) < 1e-4
+
+
+PINV_NEWTON_OR_SVD = """
+g = torch.Generator().manual_seed(0)
+well = torch.eye(24) + torch.randn(24, 24, generator=g) * 0.1
+rank3 = torch.randn(24, 3, generator=g) @ torch.randn(3, 24, generator=g)
+assert expert._newton_schulz(well[None].to(device)) is not None  # every singular value far above the cutoff
+assert expert._newton_schulz(rank3[None].to(device)) is None  # 21 zero singular values: never converges
+errors = [float((expert.pseudoinverse_svd(m.to(device), rcond=1e-5).double().cpu() - torch.linalg.pinv(m.double(),
+          rtol=1e-5)).abs().max() / torch.linalg.pinv(m.double(), rtol=1e-5).abs().max()) for m in (well, rank3)]
+print(max(errors))
+"""
+
+
+def test_pseudoinverse_takes_newton_schulz_only_where_no_singular_value_is_cut():
+    """Newton-Schulz inverts every singular value; a rank-deficient matrix never passes its trace test and
+    takes the Jacobi SVD, which applies the cutoff. Both agree with float64's pinv."""
+    assert _run_expert_script("pseudoinverse_svd", PINV_NEWTON_OR_SVD) < 1e-4
 
 
 # Module-level names a @triton.jit body may read, besides imports, functions and classes: those
