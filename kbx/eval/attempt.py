@@ -49,7 +49,7 @@ class AttemptRun:
         self.task = attempt.task
         self.started = time.perf_counter()
         self.retries = 0
-        self.busy_tries = 0  # tries whose timing pointed at hidden work of the candidate's own (_charged_on_every_try)
+        self.busy_tries = 0  # tries whose timing pointed at the candidate's own hidden work (_charged_on_every_try)
         self.alone = False  # the device's memory reserved whole for this attempt (after running out of it)
 
     def execute(self) -> EvalRecord:

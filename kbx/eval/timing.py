@@ -65,10 +65,6 @@ PROBE_SLACK_MS = 0.02  # event resolution and the sleep kernel's own launch, bey
 # Host time a repetition or probe may take beyond its GPU work (launch, synchronisation wake-up):
 # far below the time slice (about 2 ms) the GPU gives another context that has work.
 QUIET_SLACK_MS = 0.5
-# UNCONFIRMED_HIDDEN: on an H200 (2026-11-29, docs/BENCHMARKS.md) the honest subspace-iteration expert of
-# LinearAlgebra/low_rank_svd_approximation had every repetition at n1024 disturbed (2.3 ms of host time per call
-# beyond the GPU's, 13.4 ms a call) in a cold full-suite run with the host's CPUs 52 % busy, and was charged
-# hidden_work; in the next run of the same code it took 3.7 ms a call, every repetition clean.
 # Host time beyond the GPU's, in every repetition, charged as hidden work only above this share of a call:
 # less is not worth hiding, and one time slice of another context (~2 ms) is 0.46 % of a 443 ms call
 # (a GEAK fused_qr_solve kernel on an H100, charged before this floor; the same code on the line before was ok).
@@ -139,9 +135,9 @@ def alone_allowed(estimate_ms: float, pol: TimingPolicy) -> bool:
 def empty_row(shape: str) -> dict:
     return {"shape": shape, "ok": False, "error": "", "median_ms": math.nan, "iqr_ms": math.nan,
             "mean_ms": math.nan, "reps": 0, "samples_ms": [], "first_call_ms": math.nan, "estimate_ms": math.nan,
-            "host_median_ms": math.nan, "hidden_work": "", "hidden_unconfirmed": "", "flops": 0.0, "bytes": 0.0, "last_seed": 0,
-            "budget_cut": False, "shared": False, "exclusive_ms": 0.0, "quiet_wait_ms": 0.0, "quiet": True,
-            "contaminated_reps": 0, "estimate_calls": 0}  # fmt: skip
+            "host_median_ms": math.nan, "hidden_work": "", "hidden_unconfirmed": "", "flops": 0.0, "bytes": 0.0,
+            "last_seed": 0, "budget_cut": False, "shared": False, "exclusive_ms": 0.0, "quiet_wait_ms": 0.0,
+            "quiet": True, "contaminated_reps": 0, "estimate_calls": 0}  # fmt: skip
 
 
 def prepare_shape(fn, info, case, device: str, pol: TimingPolicy) -> Prepared:
@@ -223,7 +219,10 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[
             # context's: no timing of the kernel, and not its doing. With the GPU quiet now, most likely
             # this process's own (its threads' or side streams'), if more than a sliver of a call; but
             # not surely: work that has ended since, or a host too busy to run the timed process, looks
-            # the same (UNCONFIRMED_HIDDEN). So the row only says so, and the attempt charges it when
+            # the same. On an H200 (2026-11-29, docs/BENCHMARKS.md) the honest expert of
+            # LinearAlgebra/low_rank_svd_approximation had every repetition at n1024 disturbed (2.3 ms of
+            # host time per call beyond the GPU's) in a cold full-suite run with the host's CPUs half busy,
+            # and was clean in the next run. So the row only says so, and the attempt charges it when
             # every try shows it (AttemptRun._charged_on_every_try).
             if gpu_stays_busy(pol):
                 row["hidden_work"], row["quiet"] = "", False
