@@ -23,6 +23,33 @@ BLOCK_M, BLOCK_N, BLOCK_K = 128, 256, 32  # best of small sweeps on an H200 (tri
 NUM_WARPS, NUM_STAGES = 8, 3
 
 
+@triton.jit
+def nhwc_conv_tile(x_ptr, w_ptr, img, g, ih0, iw0, rows_ok, co, co_ok, Cin, H, W, cin_g, cout_g, dh, dw,
+                   KH: tl.constexpr, KW: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   BLOCK_K: tl.constexpr):  # fmt: skip
+    """The (BLOCK_M output pixels x BLOCK_N output channels) tile of group g, fp32 accumulation: for every filter
+    tap the shifted NHWC input rows (pixel i of image img[i] reads row ih0[i] + kh * dh, column iw0[i] + kw * dw;
+    zero padding is the load mask) stream their channel blocks through tl.dot with the tap's filter slice."""
+    ck = tl.arange(0, BLOCK_K)
+    k_total = KH * KW * cin_g
+    w_rows = w_ptr + (g * cout_g + co) * k_total  # (BLOCK_N,) start of each filter
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for kh in tl.static_range(KH):
+        for kw in tl.static_range(KW):
+            ih = ih0 + kh * dh
+            iw = iw0 + kw * dw
+            row_ok = rows_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+            x_rows = x_ptr + ((img * H + ih) * W + iw) * Cin + g * cin_g  # (BLOCK_M,) NHWC pixel starts
+            w_tap = w_rows + (kh * KW + kw) * cin_g
+            for c0 in range(0, cin_g, BLOCK_K):
+                c = c0 + ck
+                c_ok = c < cin_g
+                a = tl.load(x_rows[:, None] + c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+                b = tl.load(w_tap[None, :] + c[:, None], mask=c_ok[:, None] & co_ok[None, :], other=0.0)
+                acc += tl.dot(a.to(tl.float32), b.to(tl.float32))
+    return acc
+
+
 # Spatial sizes and strides stay runtime values (specialising them would compile a kernel per case). The channel
 # counts are specialised: knowing them divisible by 16 lets the NHWC pixel and filter loads vectorise. On an H200
 # (2026-11-29, docs/BENCHMARKS.md) that alone took Convolution/conv2d's i10 from 1.78 to 0.42 ms.
@@ -44,23 +71,8 @@ def _conv2d_nhwc_kernel(x_ptr, w_ptr, b_ptr, y_ptr,
     pos = m % hw_out
     ih0 = (pos // Wout) * sh - ph
     iw0 = (pos % Wout) * sw - pw
-    ck = tl.arange(0, BLOCK_K)
-    k_total = KH * KW * cin_g
-    w_rows = w_ptr + (g * cout_g + co) * k_total  # (BLOCK_N,) start of each filter
-    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for kh in tl.static_range(KH):
-        for kw in tl.static_range(KW):
-            ih = ih0 + kh * dh
-            iw = iw0 + kw * dw
-            row_ok = m_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-            x_rows = x_ptr + ((img * H + ih) * W + iw) * Cin + g * cin_g  # (BLOCK_M,) NHWC pixel starts
-            w_tap = w_rows + (kh * KW + kw) * cin_g
-            for c0 in range(0, cin_g, BLOCK_K):
-                c = c0 + ck
-                c_ok = c < cin_g
-                a = tl.load(x_rows[:, None] + c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
-                b = tl.load(w_tap[None, :] + c[:, None], mask=c_ok[:, None] & co_ok[None, :], other=0.0)
-                acc += tl.dot(a.to(tl.float32), b.to(tl.float32))
+    acc = nhwc_conv_tile(x_ptr, w_ptr, img, g, ih0, iw0, m_ok, co, co_ok, Cin, H, W, cin_g, cout_g, dh, dw,
+                         KH, KW, BLOCK_M, BLOCK_N, BLOCK_K)  # fmt: skip
     if HAS_BIAS:
         acc += tl.load(b_ptr + g * cout_g + co, mask=co_ok, other=0.0).to(tl.float32)[None, :]
     y_off = (img[:, None] * Cout + g * cout_g + co[None, :]) * hw_out + pos[:, None]  # NCHW output

@@ -8,16 +8,15 @@ passes over the output.
 2. A tiny kernel turns each plane's sums into its mean and 1 / sqrt(biased var + eps).
 3. One elementwise pass per (plane, block) normalizes y in place.
 
-Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.144 / 0.499 / 1.88 ms at H = 128 / 256 / 512 against
-eager's 0.159 / 0.568 / 2.30 ms (cuDNN's TF32 convolution, then SELU and instance_norm), 1.16x; 0.17x before the
-kernel specialised its channel counts, which lets the NHWC loads vectorise.
-"""
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.144 / 0.499 / 1.88 ms at H =
+128 / 256 / 512 against eager's 0.159 / 0.568 / 2.30 ms (cuDNN's TF32 convolution, then SELU and instance_norm),
+1.16x; 0.17x before the kernel specialised its channel counts, which lets the NHWC loads vectorise."""
 
 import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.conv import conv_shape, nhwc_copies
+from kbx.experts.conv import conv_shape, nhwc_conv_tile, nhwc_copies
 
 BLOCK_M = 128
 CPU_BLOCK_M = 1024  # the CPU interpreter runs fewer, larger tiles faster
@@ -51,23 +50,8 @@ def _conv_stats_kernel(x_ptr, w_ptr, b_ptr, y_ptr, sum_ptr, sumsq_ptr,
     ow = pos % Wout
     ih0 = oh * sh - ph
     iw0 = ow * sw - pw
-    ck = tl.arange(0, BLOCK_K)
-    k_total = KH * KW * cin_g
-    w_rows = w_ptr + (g * cout_g + co) * k_total
-    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for kh in tl.static_range(KH):
-        for kw in tl.static_range(KW):
-            ih = ih0 + kh * dh
-            iw = iw0 + kw * dw
-            row_ok = pos_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-            x_rows = x_ptr + ((img * H + ih) * W + iw) * Cin + g * cin_g
-            w_tap = w_rows + (kh * KW + kw) * cin_g
-            for c0 in range(0, cin_g, BLOCK_K):
-                c = c0 + ck
-                c_ok = c < cin_g
-                a = tl.load(x_rows[:, None] + c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
-                b = tl.load(w_tap[None, :] + c[:, None], mask=c_ok[:, None] & co_ok[None, :], other=0.0)
-                acc += tl.dot(a, b)
+    acc = nhwc_conv_tile(x_ptr, w_ptr, img, g, ih0, iw0, pos_ok, co, co_ok, Cin, H, W, cin_g, cout_g, dh, dw,
+                         KH, KW, BLOCK_M, BLOCK_N, BLOCK_K)  # fmt: skip
     cg = g * cout_g + co  # global output channel
     if HAS_BIAS:
         acc += tl.load(b_ptr + cg, mask=co_ok, other=0.0)[None, :]

@@ -4,10 +4,9 @@ stores each result straight to its pixel-shuffled position (no intermediate conv
 The convolution tile is kbx/experts/conv_direct.py's (BP consecutive output pixels of a row by BC output channels,
 tl.dot per kernel tap and block of input channels, fp32 accumulation, straight from the NCHW input).
 
-Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 1.02 / 4.07 / 16.3 ms at hw = 512 / 1024 / 2048 against eager's
-0.823 / 3.42 / 13.65 ms (cuDNN's convolution, then pixel_shuffle), 0.83x (0.63x with tiles flattened over the
-image, before kbx/experts/conv_direct.py's row tiles).
-"""
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 1.02 / 4.07 / 16.3 ms at hw = 512
+/ 1024 / 2048 against eager's 0.823 / 3.42 / 13.65 ms (cuDNN's convolution, then pixel_shuffle), 0.83x (0.63x with
+tiles flattened over the image, before kbx/experts/conv_direct.py's row tiles)."""
 
 import torch
 import triton
@@ -18,7 +17,8 @@ from kbx.experts.conv_direct import BC, BCI, conv_tile, grid
 
 
 @triton.jit
-def _conv_pixel_shuffle_kernel(x_ptr, w_ptr, b_ptr, y_ptr, C_in, H, W, C_out, OH, OW, cin_g, cout_g, groups, sh, sw, ph, pw, dh, dw,
+def _conv_pixel_shuffle_kernel(x_ptr, w_ptr, b_ptr, y_ptr, C_in, H, W, C_out, OH, OW, cin_g, cout_g, groups,
+                               sh, sw, ph, pw, dh, dw,
                                R: tl.constexpr, HAS_BIAS: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
         BP: tl.constexpr, BC: tl.constexpr, BCI: tl.constexpr):  # fmt: skip
     acc, n, oh, ow, pm, co, cm = conv_tile(x_ptr, w_ptr, b_ptr, C_in, H, W, OW, cin_g, cout_g, groups, sh, sw, ph, pw,
@@ -27,8 +27,8 @@ def _conv_pixel_shuffle_kernel(x_ptr, w_ptr, b_ptr, y_ptr, C_in, H, W, C_out, OH
     c = co // (R * R)
     i = (co // R) % R
     j = co % R
-    dst = ((n * (C_out // (R * R)) + c[None, :]) * (OH * R) + oh[:, None] * R + i[None, :]) * (OW * R) + ow[:, None] * R \
-        + j[None, :]
+    row = oh[:, None] * R + i[None, :]  # output row, then output column
+    dst = ((n * (C_out // (R * R)) + c[None, :]) * (OH * R) + row) * (OW * R) + ow[:, None] * R + j[None, :]
     tl.store(y_ptr + dst, acc.to(y_ptr.dtype.element_ty), mask=pm[:, None] & cm[None, :])
 
 def fused_pixel_shuffle_conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, upscale_factor=2):

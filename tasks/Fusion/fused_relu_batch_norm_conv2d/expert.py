@@ -6,10 +6,9 @@
    variance over (N, H, W) in two chunked passes, and updates the running statistics in place.
 3. One elementwise pass normalizes with the chosen statistics, applies the affine map and ReLU.
 
-Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.234 / 2.63 / 40.8 ms at i = 2 / 3 / 4 against eager's 0.202
-/ 1.95 / 28.1 ms (cuDNN's TF32 convolution, then batch_norm and relu), 0.76x; its own NCHW convolution kernel gave
-0.18x.
-"""
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.234 / 2.63 / 40.8 ms at i = 2 /
+3 / 4 against eager's 0.202 / 1.95 / 28.1 ms (cuDNN's TF32 convolution, then batch_norm and relu), 0.76x; its own
+NCHW convolution kernel gave 0.18x."""
 
 import torch
 import triton

@@ -4,12 +4,11 @@ The convolution tile is kbx/experts/conv_direct.py's (BP consecutive output pixe
 tl.dot per kernel tap and block of input channels, fp32 accumulation, straight from the NCHW input); the
 epilogue applies ReLU and stores the tile.
 
-Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.490 / 1.94 / 7.73 ms at hw = 1024 / 2048 / 4096 against eager's
-0.351 / 1.36 / 5.36 ms (cuDNN's convolution, then ReLU), 0.70x. The output alone (64 x 4096^2 fp32, 4.3 GB at
-hw4096) moves at 555 GB/s, 13 % of the copy bandwidth, so the tiles bound it, not the memory: with 3 input channels
-each tap's tl.dot has 3 of its 16 reduction lanes in use. A plain FMA kernel (27 multiply-adds per output, no
-tl.dot) would be the next thing to measure.
-"""
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.490 / 1.94 / 7.73 ms at hw =
+1024 / 2048 / 4096 against eager's 0.351 / 1.36 / 5.36 ms (cuDNN's convolution, then ReLU), 0.70x. The output alone
+(64 x 4096^2 fp32, 4.3 GB at hw4096) moves at 555 GB/s, 13 % of the copy bandwidth, so the tiles bound it, not the
+memory: with 3 input channels each tap's tl.dot has 3 of its 16 reduction lanes in use. A plain FMA kernel (27
+multiply-adds per output, no tl.dot) would be the next thing to measure."""
 
 import torch
 import triton
@@ -20,7 +19,8 @@ from kbx.experts.conv_direct import BC, BCI, conv_tile, grid
 
 
 @triton.jit
-def _conv_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, C_in, H, W, C_out, OH, OW, cin_g, cout_g, groups, sh, sw, ph, pw, dh, dw,
+def _conv_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, C_in, H, W, C_out, OH, OW, cin_g, cout_g, groups,
+                      sh, sw, ph, pw, dh, dw,
                       HAS_BIAS: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
         BP: tl.constexpr, BC: tl.constexpr, BCI: tl.constexpr):  # fmt: skip
     acc, n, oh, ow, pm, co, cm = conv_tile(x_ptr, w_ptr, b_ptr, C_in, H, W, OW, cin_g, cout_g, groups, sh, sw, ph, pw,

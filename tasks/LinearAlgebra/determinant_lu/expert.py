@@ -1,5 +1,5 @@
-"""Expert kernels for LinearAlgebra/determinant_lu: blocked LU with partial pivoting (kbx/experts/lu.py) on a scratch copy, then
-the product of U's diagonal with the sign of the row permutation.
+"""Expert kernels for LinearAlgebra/determinant_lu: blocked LU with partial pivoting (kbx/experts/lu.py) on a
+scratch copy, then the product of U's diagonal with the sign of the row permutation.
 
 lu_factor factors NB columns at a time: one program factors the panel (pivot search, row swap, multipliers)
 and counts its row swaps, a parallel kernel forms U12 and a tiled tl.dot kernel (IEEE fp32) updates the
@@ -7,11 +7,11 @@ trailing block, about 3 n / NB launches in all. A last kernel multiplies U's dia
 swap. Exactly zero pivots (singular input) give multipliers of 0, so the determinant comes out 0 instead of
 NaN. With pivot=False no row is swapped. All math is fp32; the matrices of a batch are factored one after another.
 
-Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 2.19 / 6.91 / 24.3 / 97.0 ms at n = 512 / 1024 / 2048 / 4096
-against eager's 0.87 / 1.89 / 4.57 / 11.8 ms (cuSOLVER's blocked getrf), 0.22x; eliminating one column at a time
-(2n + 1 launches) it was 0.073x. The panel bounds it, as for LinearAlgebra/det (whose expert docstring gives the
-numbers): one program per 32-column panel while the other SMs wait, against getrf's recursive panels.
-"""
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 2.19 / 6.91 / 24.3 / 97.0 ms at n
+= 512 / 1024 / 2048 / 4096 against eager's 0.87 / 1.89 / 4.57 / 11.8 ms (cuSOLVER's blocked getrf), 0.22x;
+eliminating one column at a time (2n + 1 launches) it was 0.073x. The panel bounds it, as for LinearAlgebra/det
+(whose expert docstring gives the numbers): one program per 32-column panel while the other SMs wait, against
+getrf's recursive panels."""
 
 import torch
 

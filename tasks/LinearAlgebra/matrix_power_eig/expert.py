@@ -1,34 +1,32 @@
 """Expert kernels for LinearAlgebra/matrix_power_eig: S^k by repeated squaring for a positive integer k, else a
 Jacobi eigendecomposition of the symmetric S, then V diag(w^k) V^T.
 
-A kernel first symmetrizes A from its lower triangle (as torch.linalg.eigh reads it), S. For a positive
-integer k, V diag(w^k) V^T is S^k exactly (V orthogonal), so the expert skips the eigendecomposition and
-forms S^k with ceil(log2 k) + popcount(k) - 1 IEEE-precision products (kbx/experts/matmul.py; one for the
-perf shapes' k = 2), which is also closer to the exact power than any fp32 eigensolver. Otherwise (k
-fractional, zero or negative) a second kernel shifts it to S + c I with c = ||S||_F >= max |lambda|, which is positive semidefinite. One-sided (Hestenes)
-Jacobi on it: pairs of columns are rotated until all are mutually orthogonal, (S + c I) J = W with J
-orthogonal; W^T W = J^T (S + c I)^2 J is then diagonal, so J's columns are eigenvectors of S (the shift
-keeps eigenvalues of equal magnitude and opposite sign apart) and the eigenvalue of column i is its
-Rayleigh quotient j_i^T S j_i / j_i^T j_i, formed from a kept copy of S by a tiled tl.dot kernel, and
-its weight is divided by j_i^T j_i too. (Not as j_i . w_i - c: that difference cancels c's leading
-digits, and c is ~16 max |lambda| at n = 1024; it failed 2,350 of the 1M elements of A^2 on an H200.
-And not assuming unit columns: over the sweeps J's columns grow, on an H100 by 2.7e-4 at n = 1024 and
-5.6e-4 at n = 2048, with Triton's approximate or IEEE square roots and divisions alike; unnormalized,
-A^2's diagonal was off by 1.8e-3 at n = 2048.) W^T and J^T are kept row-major (a column is a contiguous row); each launch performs one round
-of the round-robin tournament (n/2 disjoint pairs, each rotated unless already orthogonal to the
-threshold, counted in a flag), and after each sweep of n - 1 rounds the host reads the flag and stops
-when no rotation happened (one sync per sweep). A kernel turns the eigenvalues into weights w^k
-(integer k by repeated multiplication, so negative eigenvalues work; fractional k as exp(k log w), NaN
-for negative w), and one tiled tl.dot kernel (IEEE precision) forms J diag(w^k) J^T. The math runs in
-A's dtype (fp32 or fp64); batches run side by side.
+A kernel first symmetrizes A from its lower triangle (as torch.linalg.eigh reads it), S. For a positive integer k, V
+diag(w^k) V^T is S^k exactly (V orthogonal), so the expert skips the eigendecomposition and forms S^k with ceil(log2
+k) + popcount(k) - 1 IEEE-precision products (kbx/experts/matmul.py; one for the perf shapes' k = 2), which is also
+closer to the exact power than any fp32 eigensolver. Otherwise (k fractional, zero or negative) a second kernel
+shifts it to S + c I with c = ||S||_F >= max |lambda|, which is positive semidefinite. One-sided (Hestenes) Jacobi
+on it: pairs of columns are rotated until all are mutually orthogonal, (S + c I) J = W with J orthogonal; W^T W =
+J^T (S + c I)^2 J is then diagonal, so J's columns are eigenvectors of S (the shift keeps eigenvalues of equal
+magnitude and opposite sign apart) and the eigenvalue of column i is its Rayleigh quotient j_i^T S j_i / j_i^T j_i,
+formed from a kept copy of S by a tiled tl.dot kernel, and its weight is divided by j_i^T j_i too. (Not as j_i . w_i
+- c: that difference cancels c's leading digits, and c is ~16 max |lambda| at n = 1024; it failed 2,350 of the 1M
+elements of A^2 on an H200. And not assuming unit columns: over the sweeps J's columns grow, on an H100 by 2.7e-4 at
+n = 1024 and 5.6e-4 at n = 2048, with Triton's approximate or IEEE square roots and divisions alike; unnormalized,
+A^2's diagonal was off by 1.8e-3 at n = 2048.) W^T and J^T are kept row-major (a column is a contiguous row); each
+launch performs one round of the round-robin tournament (n/2 disjoint pairs, each rotated unless already orthogonal
+to the threshold, counted in a flag), and after each sweep of n - 1 rounds the host reads the flag and stops when no
+rotation happened (one sync per sweep). A kernel turns the eigenvalues into weights w^k (integer k by repeated
+multiplication, so negative eigenvalues work; fractional k as exp(k log w), NaN for negative w), and one tiled
+tl.dot kernel (IEEE precision) forms J diag(w^k) J^T. The math runs in A's dtype (fp32 or fp64); batches run side by
+side.
 
-Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), k = 2 (the perf shapes): 0.026 / 0.072 / 0.438 ms at n = 512 / 1024 /
-2048 against eager's 13.6 / 10.5 / 25.2 ms (cuSOLVER's symmetric eigensolver, then two products), 164x and so
-flagged timing_suspect (over 10x) for review. The review: eager computes an eigendecomposition that an integer power
-does not need; one product of 2 n^3 = 17.2 GFLOP at n2048 in 0.438 ms is 39 TFLOP/s of IEEE fp32. The
-eigendecomposition route (fractional, zero or negative k) took 162 / 667 / 2,314 ms on an H100 (2026-11-27), 0.025x:
-Jacobi sweeps of n - 1 launches each.
-"""
+Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), k = 2 (the perf shapes): 0.026 /
+0.072 / 0.438 ms at n = 512 / 1024 / 2048 against eager's 13.6 / 10.5 / 25.2 ms (cuSOLVER's symmetric eigensolver,
+then two products), 164x and so flagged timing_suspect (over 10x) for review. The review: eager computes an
+eigendecomposition that an integer power does not need; one product of 2 n^3 = 17.2 GFLOP at n2048 in 0.438 ms is 39
+TFLOP/s of IEEE fp32. The eigendecomposition route (fractional, zero or negative k) took 162 / 667 / 2,314 ms on an
+H100 (2026-11-27), 0.025x: Jacobi sweeps of n - 1 launches each."""
 
 import torch
 import triton
