@@ -8,7 +8,8 @@ fp32 accumulation (TF32 on GPU, matching the task's matmul tolerance). Zero padd
 
 Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.106 / 0.494 / 3.57 ms at i = 9
 / 10 / 11 against eager's 0.083 / 0.401 / 2.61 ms (cuDNN's TF32 convolution), 0.77x; 0.22x before the kernel
-specialised its channel counts, which lets the NHWC loads vectorise (kbx/experts/conv.py)."""
+specialised its channel counts, which lets the NHWC loads vectorise (kbx/experts/conv.py).
+"""
 
 from kbx.experts.conv import conv2d
 

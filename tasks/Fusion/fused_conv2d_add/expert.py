@@ -11,7 +11,8 @@ Python-number `other` is folded into the bias term.
 Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.174 / 0.637 / 2.47 ms at H =
 128 / 256 / 512 against eager's 0.123 / 0.416 / 1.60 ms (cuDNN's TF32 convolution, then torch.add), 0.67x; 0.084x
 before the kernel specialised its channel counts, which lets the NHWC loads vectorise. With C_in = C_out = 32 each
-program still runs 9 tl.dots of 128x32x32, one per filter tap."""
+program still runs 9 tl.dots of 128x32x32, one per filter tap.
+"""
 
 import torch
 import triton

@@ -9,7 +9,8 @@ the activation is applied before the single store.
 
 Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.097 / 0.331 / 1.26 / 5.03 ms at
 h = 128 / 256 / 512 / 1024 against eager's 0.119 / 0.348 / 1.32 / 5.27 ms (cuDNN's TF32 convolution, then GELU),
-1.09x; 0.30x before the kernel specialised its channel counts, which lets the NHWC loads vectorise."""
+1.09x; 0.30x before the kernel specialised its channel counts, which lets the NHWC loads vectorise.
+"""
 
 import torch
 import triton

@@ -10,7 +10,8 @@ passes over the output.
 
 Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.144 / 0.499 / 1.88 ms at H =
 128 / 256 / 512 against eager's 0.159 / 0.568 / 2.30 ms (cuDNN's TF32 convolution, then SELU and instance_norm),
-1.16x; 0.17x before the kernel specialised its channel counts, which lets the NHWC loads vectorise."""
+1.16x; 0.17x before the kernel specialised its channel counts, which lets the NHWC loads vectorise.
+"""
 
 import torch
 import triton

@@ -9,7 +9,8 @@ Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43
 2048 / 4096 / 8192 against eager's 0.663 / 2.62 / 10.45 ms (cuDNN's convolution, then leaky_relu), 0.58x. With 3
 input and 6 output channels a tile uses 3 of its 16 reduction lanes and 6 of its 32 output columns (3.5 % of the
 tl.dot work is real), and the 1.6 GB output at hw8192 moves at 89 GB/s. A plain FMA kernel (27 multiply-adds per
-output, no tl.dot) would be the next thing to measure."""
+output, no tl.dot) would be the next thing to measure.
+"""
 
 import torch
 import triton

@@ -6,7 +6,8 @@ tl.dot per kernel tap and block of input channels, fp32 accumulation, straight f
 
 Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 1.02 / 4.07 / 16.3 ms at hw = 512
 / 1024 / 2048 against eager's 0.823 / 3.42 / 13.65 ms (cuDNN's convolution, then pixel_shuffle), 0.83x (0.63x with
-tiles flattened over the image, before kbx/experts/conv_direct.py's row tiles)."""
+tiles flattened over the image, before kbx/experts/conv_direct.py's row tiles).
+"""
 
 import torch
 import triton

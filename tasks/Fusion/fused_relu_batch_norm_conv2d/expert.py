@@ -8,7 +8,8 @@
 
 Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.234 / 2.63 / 40.8 ms at i = 2 /
 3 / 4 against eager's 0.202 / 1.95 / 28.1 ms (cuDNN's TF32 convolution, then batch_norm and relu), 0.76x; its own
-NCHW convolution kernel gave 0.18x."""
+NCHW convolution kernel gave 0.18x.
+"""
 
 import torch
 import triton

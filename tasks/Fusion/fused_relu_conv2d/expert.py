@@ -8,7 +8,8 @@ Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43
 1024 / 2048 / 4096 against eager's 0.351 / 1.36 / 5.36 ms (cuDNN's convolution, then ReLU), 0.70x. The output alone
 (64 x 4096^2 fp32, 4.3 GB at hw4096) moves at 555 GB/s, 13 % of the copy bandwidth, so the tiles bound it, not the
 memory: with 3 input channels each tap's tl.dot has 3 of its 16 reduction lanes in use. A plain FMA kernel (27
-multiply-adds per output, no tl.dot) would be the next thing to measure."""
+multiply-adds per output, no tl.dot) would be the next thing to measure.
+"""
 
 import torch
 import triton

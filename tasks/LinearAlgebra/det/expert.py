@@ -14,7 +14,8 @@ eliminating one column at a time (2n + 1 launches) it was 0.045x. Now the panel 
 wait, 128 panels at n4096, about 0.75 ms each; eager's getrf factors its panels recursively and updates at GEMM
 speed. 256 rows per panel step beat 128, 512 and 1024 (kbx/experts/lu.py). Finding the next column's pivot inside
 the update pass, one pass per column instead of two, was slower (153 against 97 ms at n4096): the reduction it adds
-to every row block costs more than the pass it saves."""
+to every row block costs more than the pass it saves.
+"""
 
 import torch
 

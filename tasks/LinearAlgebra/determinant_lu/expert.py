@@ -11,7 +11,8 @@ Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43
 = 512 / 1024 / 2048 / 4096 against eager's 0.87 / 1.89 / 4.57 / 11.8 ms (cuSOLVER's blocked getrf), 0.22x;
 eliminating one column at a time (2n + 1 launches) it was 0.073x. The panel bounds it, as for LinearAlgebra/det
 (whose expert docstring gives the numbers): one program per 32-column panel while the other SMs wait, against
-getrf's recursive panels."""
+getrf's recursive panels.
+"""
 
 import torch
 

@@ -14,7 +14,8 @@ Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43
 / 2048 / 4096 against eager's 1.99 / 4.85 / 12.5 ms (cuSOLVER's blocked getrf, then P, L and U unpacked), 0.18x;
 eliminating one column at a time (2n + 1 launches, the trailing block re-read every column) it was 0.079x. The panel
 bounds it, as for LinearAlgebra/det (whose expert docstring gives the numbers); swapping whole rows adds little at
-these sizes (7.2 against det's 7.7 ms at n1024)."""
+these sizes (7.2 against det's 7.7 ms at n1024).
+"""
 
 import torch
 import triton

@@ -26,7 +26,8 @@ Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43
 then two products), 164x and so flagged timing_suspect (over 10x) for review. The review: eager computes an
 eigendecomposition that an integer power does not need; one product of 2 n^3 = 17.2 GFLOP at n2048 in 0.438 ms is 39
 TFLOP/s of IEEE fp32. The eigendecomposition route (fractional, zero or negative k) took 162 / 667 / 2,314 ms on an
-H100 (2026-11-27), 0.025x: Jacobi sweeps of n - 1 launches each."""
+H100 (2026-11-27), 0.025x: Jacobi sweeps of n - 1 launches each.
+"""
 
 import torch
 import triton

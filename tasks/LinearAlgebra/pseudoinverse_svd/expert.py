@@ -29,7 +29,8 @@ fp64); batches run side by side.
 Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 1.36 / 1.48 / 3.46 ms at n = 256
 / 512 / 1024 against eager's 6.35 / 17.2 / 51.0 ms (cuSOLVER's SVD), 9.3x, by Newton-Schulz (15-17 steps of two
 products at these sizes, one host sync a step); at n256 and n512 the steps' launches and syncs, not the products,
-set the time. The Jacobi route took 73.8 / 265 / 522 ms on an H100 (2026-11-27), 0.08x."""
+set the time. The Jacobi route took 73.8 / 265 / 522 ms on an H100 (2026-11-27), 0.08x.
+"""
 
 import torch
 import triton

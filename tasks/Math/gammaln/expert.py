@@ -7,7 +7,8 @@ Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43
 at n = 2^24 ... 2^27 against eager's 0.044 / 0.083 / 0.161 / 0.314 ms (torch.special.gammaln: PyTorch's elementwise
 lgamma kernel), 0.58x; 0.36x while every element also computed the reflection (sin, log, division) that tl.where
 then discarded. Still compute-bound: the 4-step shift, the 8-term Stirling series, 2 logs and a reciprocal per
-element, 241 G elements/s at 2^27 against eager's 428 G."""
+element, 241 G elements/s at 2^27 against eager's 428 G.
+"""
 
 import torch
 import triton

@@ -7,7 +7,8 @@ Inputs are positive here; x <= 0 gives NaN for n >= 1 (inf at non-positive integ
 Speed: on an H200 (2026-11-29, docs/BENCHMARKS.md, the full-suite run at 8988c43), 0.045 / 0.086 / 0.165 / 0.321 ms
 at n = 2^24 ... 2^27 against eager's 0.115 / 0.225 / 0.443 / 0.881 ms (torch.special.polygamma; order 1 runs
 PyTorch's trigamma kernel), 2.6x, through its own trigamma (kbx/experts/special.py); the Hurwitz zeta of any order
-(10 general powers, 13 divisions per element) gave 0.35x. Why eager's trigamma is slower was not profiled."""
+(10 general powers, 13 divisions per element) gave 0.35x. Why eager's trigamma is slower was not profiled.
+"""
 
 import math
 
