@@ -1,5 +1,5 @@
-"""Special functions as Triton device functions: the digamma the expert solutions of `Math/digamma` and
-`Math/polygamma` (order 0) share (each expert's kernel calls `digamma`).
+"""Special functions as Triton device functions: digamma, which the expert solutions of `Math/digamma` and
+`Math/polygamma` (order 0) share, and trigamma (`Math/polygamma`'s order 1).
 """
 
 import triton

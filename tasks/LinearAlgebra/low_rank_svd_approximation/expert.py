@@ -126,13 +126,17 @@ def _transposed(x: torch.Tensor) -> torch.Tensor:
     return y
 
 
+def _rank_tile(k: int) -> int:
+    """The (k x k) tiles' padded side: a power of two, at least tl.dot's 16."""
+    return max(16, triton.next_power_of_2(k))
+
+
 def _orthonormal_rows(zt: torch.Tensor) -> torch.Tensor:
     """Q^T with orthonormal rows spanning those of zt (nb, k, m): CholeskyQR, twice for fp32 orthogonality."""
     nb, k, m = zt.shape
     linv = torch.empty((nb, k, k), dtype=zt.dtype, device=zt.device)
-    kp = max(16, triton.next_power_of_2(k))
     for _ in range(2):
-        _gram_inverse_kernel[(nb,)](zt, linv, k, m, KP=kp, ROWS=GRAM_ROWS)
+        _gram_inverse_kernel[(nb,)](zt, linv, k, m, KP=_rank_tile(k), ROWS=GRAM_ROWS)
         zt = product(linv, zt)
     return zt
 
@@ -145,12 +149,11 @@ def _subspace(a: torch.Tensor, k: int) -> torch.Tensor | None:
     _gaussian_kernel[(triton.cdiv(qt.numel(), RANK_BLOCK),)](qt, qt.numel(), START_SEED, BLOCK=RANK_BLOCK)
     qt = _orthonormal_rows(qt)
     change = torch.zeros((1,), dtype=a.dtype, device=a.device)
-    kp = max(16, triton.next_power_of_2(k))
     previous = None
     for _ in range(MAX_STEPS):
         new = _orthonormal_rows(product(product(qt, a), at))
         change.zero_()
-        _change_kernel[(nb,)](new, qt, change, k, m, KP=kp, ROWS=GRAM_ROWS)
+        _change_kernel[(nb,)](new, qt, change, k, m, KP=_rank_tile(k), ROWS=GRAM_ROWS)
         current = max(float(change.item()), TARGET**2)  # NaN (no Cholesky factor: rank below k) stays NaN
         qt = new
         if previous is not None and current < DETECT and current <= MAX_RATE**2 * previous:

@@ -6,9 +6,9 @@ X <- 2 X - (X A) X (or 2 X - X (A X) when A is wide, the smaller product), two I
 step (kbx/experts/matmul.py). It keeps X = V diag(x_i) U^T with each singular residual 1 - s_i x_i squared
 every step, so trace(X A) (or trace(A X)) = q - sum of the residuals, q = min(m, n): a kernel sums the
 trace and the host reads q - trace after each step (one sync a step). Once it is below CONVERGED, each
-residual is below it too and FINISH_STEPS more steps take them under the dtype's rounding. Then X is the
-pseudoinverse with every singular value inverted, which is the task's answer exactly when every s_i exceeds
-rcond s_max: converging within MAX_NEWTON_STEPS proves s_i^2 / s_max^2 > alpha s_i^2 > 4.6 / 2^MAX_NEWTON_STEPS,
+residual is below it too, and the step that found it and FINISH_STEPS more take them under the dtype's rounding.
+Then X is the pseudoinverse with every singular value inverted, which is the task's answer exactly when every s_i
+exceeds rcond s_max: converging within MAX_NEWTON_STEPS proves s_i^2 / s_max^2 > alpha s_i^2 > 4.6 / 2^MAX_NEWTON_STEPS,
 s_i > 6.6e-5 s_max, so it is used only when rcond is below that (NEWTON_RCOND_LIMIT). A rank-deficient or
 ill-conditioned A does not converge in time and takes the SVD route below, as do the tests' singular and
 rank-4 cases. On the CPU (torch, fp32, the perf inputs) 15 / 16 / 17 steps at n = 256 / 512 / 1024 were as close
@@ -44,7 +44,9 @@ WEIGHT_BLOCK = 1024
 MAX_NEWTON_STEPS = 30
 NEWTON_RCOND_LIMIT = 6.6e-5  # sqrt(4.6 / 2^MAX_NEWTON_STEPS): the smallest s_i / s_max a converged run proves
 CONVERGED = 1e-2  # q - trace below which every singular residual is small enough to finish
-FINISH_STEPS = {torch.float32: 2, torch.float64: 3}  # residual 1e-2 -> 1e-8 (1e-16) after the next step and these
+# steps after the one that finds the residual below 1e-2 (which squares it to 1e-4): 1e-8 and 1e-16 for fp32, on to
+# 1e-32 for fp64, one step past each dtype's rounding (the CPU prototype's count)
+FINISH_STEPS = {torch.float32: 2, torch.float64: 3}
 NORM_BLOCK = 64  # rows and columns per program of the norm and start kernels
 
 
@@ -121,25 +123,25 @@ def _newton_schulz(a: torch.Tensor) -> torch.Tensor | None:
     grid = (triton.cdiv(n, NORM_BLOCK), triton.cdiv(m, NORM_BLOCK), nb)
     _start_kernel[grid](a, colsum, rowmax, x, m, n, BLOCK=NORM_BLOCK)
     residual = torch.zeros((1,), dtype=a.dtype, device=a.device)
-    finishing = None
     for _ in range(MAX_NEWTON_STEPS):
-        if m >= n:  # X A is (n, n): X <- 2 X - (X A) X
-            s = product(x, a)
-            x_next = product(s, x, x, 2.0, -1.0)
-        else:  # A X is (m, m): X <- 2 X - X (A X)
-            s = product(a, x)
-            x_next = product(x, s, x, 2.0, -1.0)
-        if finishing is None:
-            residual.zero_()
-            _residual_kernel[(nb,)](s, residual, q, BLOCK=WEIGHT_BLOCK)
-            if float(residual.item()) < CONVERGED:
-                finishing = FINISH_STEPS[a.dtype]
-        elif finishing == 0:
-            return x_next
-        else:
-            finishing -= 1
-        x = x_next
+        s, x = _newton_step(a, x)
+        residual.zero_()
+        _residual_kernel[(nb,)](s, residual, q, BLOCK=WEIGHT_BLOCK)  # of the X before this step
+        if float(residual.item()) < CONVERGED:
+            for _ in range(FINISH_STEPS[a.dtype]):
+                x = _newton_step(a, x)[1]
+            return x
     return None
+
+
+def _newton_step(a: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(S, X') for X' = 2 X - S X with S = X A (A tall or square) or X' = 2 X - X S with S = A X (A wide): the
+    smaller product, whose trace is the sum of X's singular values times A's."""
+    if a.shape[1] >= a.shape[2]:
+        s = product(x, a)
+        return s, product(s, x, x, 2.0, -1.0)
+    s = product(a, x)
+    return s, product(x, s, x, 2.0, -1.0)
 
 
 def _svd_pinv(a: torch.Tensor, rcond: float) -> torch.Tensor:
