@@ -10,6 +10,7 @@ import shutil
 import signal
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,27 @@ def test_every_repetition_disturbed_is_charged_only_when_every_try_shows_it():
         with pytest.raises(_HarnessFailure):
             run._charged_on_every_try(suspicion)
     assert run._charged_on_every_try(suspicion) == f"{suspicion}, on each of {MAX_HARNESS_RETRIES + 1} tries"
+
+
+def test_a_crash_after_kbx_signalled_the_worker_is_redone_not_charged():
+    """faulthandler's all-thread stack dump (kbx's SIGUSR1) is not async-signal-safe: a worker that crashes
+    after kbx signalled it may be kbx's doing, so the attempt is redone; without a signal the crash is the
+    candidate's."""
+    from kbx.eval.attempt import AttemptRun, _HarnessFailure
+    from kbx.eval.processes import ZygoteClient
+
+    zygote = ZygoteClient({}, HERE / "unused.log")  # its bookkeeping only: no process is started
+    zygote._send = lambda msg: None
+    run = AttemptRun.__new__(AttemptRun)  # the rule alone: no worker, judge or GPU
+    run.ev, run.job_id = types.SimpleNamespace(zygote=zygote), "job1"
+    run._record = lambda status, checked, reason: (status, reason)
+    crash = {"event": "exited", "signal": signal.SIGSEGV}
+    assert run._failed_worker(crash, 60.0) == (Status.CRASHED, "the worker crashed with SIGSEGV while checking")
+    zygote.signal_child("job1", signal.SIGUSR1)
+    with pytest.raises(_HarnessFailure, match="after kbx signalled it for a stack dump"):
+        run._failed_worker(crash, 60.0)
+    zygote.forget("job1")  # the next try is a new job: its own crash is its own again
+    assert run._failed_worker(crash, 60.0)[0] is Status.CRASHED
 
 
 def test_a_judge_answers_every_request_before_it_leaves_at_the_end_of_its_input():

@@ -87,6 +87,7 @@ class ZygoteClient(_WorkerProcess):
         self.queues: dict[str, queue.Queue] = {}
         self.frozen: queue.Queue = queue.Queue()  # the zygote's answers to "freeze"
         self.freezes = 0
+        self.signalled: set[str] = set()  # jobs kbx has signalled (stack dumps), until forgotten
 
     def _started(self, proc: subprocess.Popen) -> None:
         threading.Thread(target=self._pump, args=(proc,), daemon=True).start()
@@ -130,6 +131,7 @@ class ZygoteClient(_WorkerProcess):
 
     def forget(self, job_id: str) -> None:
         self.queues.pop(job_id, None)
+        self.signalled.discard(job_id)
 
     def freeze(self) -> bool:
         """Stop every candidate's whole process tree; whether the zygote confirmed it
@@ -159,6 +161,7 @@ class ZygoteClient(_WorkerProcess):
 
     def signal_child(self, job_id: str, signum: int) -> None:
         """Through the zygote: its children's pids are those of its own PID namespace."""
+        self.signalled.add(job_id)
         self._send({"op": "signal", "id": job_id, "signum": int(signum)})
 
 
