@@ -1,14 +1,22 @@
-"""Expert kernel for Math/bessel_j1: J1(x) in one elementwise pass, fp64 math rounded once to fp32.
+"""Expert kernel for Math/bessel_j1: J1(x) in one elementwise pass.
 
-|x| <= 12: the power series sum_k (-1)^k (x/2)^(2k+1) / (k! (k+1)!) (30 terms; fp64 absorbs its cancellation);
+A block whose |x| all lie within SERIES_FP32_MAX takes the power series
+sum_k (-1)^k (x/2)^(2k+1) / (k! (k+1)!) in fp32 (Horner in (x/2)^2, SERIES_FP32_TERMS terms): there the terms'
+magnitudes sum to at most I1(3) = 3.95, so fp32 rounding leaves under 1e-6 of absolute error (the tolerance is
+1e-5 absolute plus 1e-5 relative), and the block is memory-bound. Any other block takes fp64 math rounded once
+to fp32:
+|x| <= 12: the same power series (30 terms; fp64 absorbs its cancellation);
 |x| > 12: Hankel's asymptotic expansion sqrt(2 / (pi x)) (P cos w - Q sin w), w = x - 3 pi / 4 (12 terms).
 J1 is odd, so both work on |x|.
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 1.99 / 3.93 / 7.84 / 15.6 ms for 2^24 ... 2^27 elements against
-eager's 0.32 / 0.62 / 1.23 / 2.44 ms, 0.16x. Compute-bound on fp64: the 30-term power series (and 12-term
-Hankel expansion) runs in fp64 to absorb its cancellation, at 8.6 G elements/s, where eager's cephes-style
-fp32 rational approximations reach 55 G elements/s (440 GB/s, itself compute-bound). An fp32 minimax
-approximation per interval would need a new accuracy analysis.
+The two paths are two kernels: the second only reads one flag per block the first did not cover.
+
+Speed: the perf shapes' inputs lie in [0, 1), so every block takes the fp32 series; on an H200 (2026-12-01,
+docs/BENCHMARKS.md) with both paths in one kernel that took 0.63 ms at 2^27 (3.3x eager, 42 % of the copy
+bandwidth: the fp64 code's registers limited the occupancy), hence the split. Before that path, on an
+H100 (2026-11-27, docs/BENCHMARKS.md), the fp64 path alone took 1.99 / 3.93 / 7.84 / 15.6 ms for 2^24 ... 2^27
+elements against eager's 0.32 / 0.62 / 1.23 / 2.44 ms (0.16x): compute-bound on fp64, at 8.6 G elements/s, where
+eager's fp32 rational approximations reach 55 G elements/s. Inputs beyond SERIES_FP32_MAX still run at that rate.
 """
 
 import torch
@@ -16,13 +24,50 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
+SERIES_FP32_MAX = 3.0  # |x| bound of the fp32 series (see the module docstring for its error)
+SERIES_FP32_TERMS = 11  # k = 0..10: the first term left out is below 1e-9 at |x| = 3
 
 
 @triton.jit
-def _j1_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+def _j1_series_fp32(x, TERMS: tl.constexpr):
+    """J1(x) by the power series in fp32, nested: h (1 - h^2 / (1*2) (1 - h^2 / (2*3) (1 - ...))), h = x / 2
+    (term k is term k - 1 times -h^2 / (k (k + 1)))."""
+    h = 0.5 * x
+    h2 = h * h
+    s = tl.full(x.shape, 1.0, tl.float32)
+    for i in tl.static_range(TERMS - 1):  # k = TERMS - 1 - i, from the last term down
+        s = 1.0 - h2 * (1.0 / ((TERMS - 1 - i) * (TERMS - i))) * s
+    return h * s
+
+
+@triton.jit
+def _j1_small_kernel(x_ptr, y_ptr, wide_ptr, n, SMALL: tl.constexpr, TERMS: tl.constexpr, BLOCK: tl.constexpr):
+    """Blocks within SMALL: the fp32 series; any other block is only marked in `wide` for _j1_wide_kernel."""
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float64)
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    small = tl.max(tl.abs(x), axis=0) <= SMALL
+    tl.store(wide_ptr + pid, (~small).to(tl.int8))
+    if small:
+        tl.store(y_ptr + offs, _j1_series_fp32(x, TERMS).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _j1_wide_kernel(x_ptr, y_ptr, wide_ptr, n, BLOCK: tl.constexpr):
+    """The blocks _j1_small_kernel marked, in fp64 (its own kernel: the fp64 code's registers would otherwise
+    lower the occupancy, and so the bandwidth, of every block)."""
+    pid = tl.program_id(0)
+    if tl.load(wide_ptr + pid) != 0:
+        offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float64)
+        tl.store(y_ptr + offs, _j1_fp64(x).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _j1_fp64(x):
+    """J1(x) in fp64: the 30-term series for |x| <= 12, Hankel's expansion beyond."""
     a = tl.abs(x)
     # power series (used for a <= 12)
     h = 0.5 * tl.minimum(a, 12.0)
@@ -47,14 +92,17 @@ def _j1_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     w = b - 2.356194490192345
     asym = tl.sqrt(0.6366197723675814 / b) * (p * tl.cos(w) - q * tl.sin(w))
     r = tl.where(a <= 12.0, series, asym)
-    r = tl.where(x < 0, -r, r)
-    tl.store(y_ptr + offs, r.to(y_ptr.dtype.element_ty), mask=mask)
+    return tl.where(x < 0, -r, r)
 
 
 def _launch(x, y):
     n = x.numel()
     if n:
-        _j1_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK, num_warps=4)
+        blocks = triton.cdiv(n, BLOCK)
+        wide = torch.empty(blocks, dtype=torch.int8, device=x.device)
+        _j1_small_kernel[(blocks,)](x, y, wide, n, SMALL=SERIES_FP32_MAX, TERMS=SERIES_FP32_TERMS, BLOCK=BLOCK,
+                                    num_warps=4)
+        _j1_wide_kernel[(blocks,)](x, y, wide, n, BLOCK=BLOCK, num_warps=4)
 
 
 def bessel_j1(input: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
