@@ -350,10 +350,21 @@ def summary_data(report: dict, command: str) -> dict:
             "repeat_shapes": rep.get("shapes", 0),
             "repeat_median_pct": _pct(rep.get("median_rel_delta")),
             "repeat_p95_pct": _pct(rep.get("p95_rel_delta")),
+            "repeat_gpu_bound_shapes": rep.get("gpu_bound_shapes", 0),
+            "repeat_gpu_bound_median_pct": _pct((rep.get("gpu_bound") or {}).get("median_rel_delta")),
+            "repeat_gpu_bound_p95_pct": _pct((rep.get("gpu_bound") or {}).get("p95_rel_delta")),
             "repeat_largest": rep.get("largest", []),
             "copy_gbps": report.get("copy_gbps", 0.0),
             "copy_bw_median_pct": _pct(bw.get("median_fraction")),
             "copy_bw_p25_pct": _pct(bw.get("p25_fraction"))}  # fmt: skip
+
+
+def _gpu_bound_clause(rep: dict) -> str:
+    fig = rep.get("gpu_bound")
+    if not fig or rep["gpu_bound_shapes"] == rep["shapes"]:
+        return ""  # every shape GPU-bound, or records from before ShapeTiming.host_bound
+    return (f" (over the {rep['gpu_bound_shapes']} shapes neither run found host-bound: median "
+            f"{fig['median_rel_delta']:.2%}, p95 {fig['p95_rel_delta']:.2%})")
 
 
 def _pct(fraction: float | None) -> float | None:
@@ -384,7 +395,9 @@ def exclusive_share(run: dict, gpus: int) -> float:
 
 def repeatability(a: list[dict], b: list[dict]) -> dict:
     """|Δ median| / mean median for every shape both runs timed: median and p95 over shapes, and
-    the largest changes with what each side measured."""
+    the largest changes with what each side measured; the same figures over the shapes that neither
+    run found bound by the host's launch rate (ShapeTiming.host_bound): a host-bound call's time
+    follows the host's load, which kbx does not control."""
     first = {(r["task"], s["shape"]): s for r in a for s in r["shapes"]}
     changes = []
     for r in b:
@@ -397,13 +410,23 @@ def repeatability(a: list[dict], b: list[dict]) -> dict:
                                 "iqr_ms": [s0.get("kernel_ms_iqr"), s.get("kernel_ms_iqr")],
                                 "budget_cut": [s0.get("budget_cut"), s.get("budget_cut")],
                                 "shared": [s0.get("shared"), s.get("shared")],
+                                "host_bound": [bool(s0.get("host_bound")), bool(s.get("host_bound"))],
+                                "launch_ms": [s0.get("launch_ms"), s.get("launch_ms")],
                                 "sm_clock_mhz": [s0.get("sm_clock_mhz"), s.get("sm_clock_mhz")]})  # fmt: skip
     if not changes:
         return {"shapes": 0}
-    deltas = sorted(c["delta"] for c in changes)
-    return {"shapes": len(deltas), "median_rel_delta": statistics.median(deltas),
-            "p95_rel_delta": deltas[min(len(deltas) - 1, int(0.95 * len(deltas)))],
+    gpu_bound = [c["delta"] for c in changes if not any(c["host_bound"])]
+    return {"shapes": len(changes), **_median_p95([c["delta"] for c in changes]),
+            "gpu_bound_shapes": len(gpu_bound), "gpu_bound": _median_p95(gpu_bound),
             "largest": sorted(changes, key=lambda c: -c["delta"])[:LARGEST_CHANGES]}  # fmt: skip
+
+
+def _median_p95(deltas: list[float]) -> dict:
+    if not deltas:
+        return {}
+    deltas = sorted(deltas)
+    return {"median_rel_delta": statistics.median(deltas),
+            "p95_rel_delta": deltas[min(len(deltas) - 1, int(0.95 * len(deltas)))]}  # fmt: skip
 
 
 def bandwidth_fraction(records: list[dict], copy_gbps: float, ridge: float) -> dict:
@@ -442,9 +465,10 @@ def format_report(report: dict) -> str:
     rep = s.get("repeatability")
     if rep and rep.get("shapes"):
         lines.append(f"(b) repeatability over {rep['shapes']} shapes: median |delta| {rep['median_rel_delta']:.2%}, "
-                     f"p95 {rep['p95_rel_delta']:.2%}; largest:")  # fmt: skip
+                     f"p95 {rep['p95_rel_delta']:.2%}" + _gpu_bound_clause(rep) + "; largest:")  # fmt: skip
         lines += [f"      {c['task']:40s} {c['shape']:20s} {c['delta']:6.1%}  {c['ms'][0]:.4g} -> {c['ms'][1]:.4g} ms "
-                  f"reps {c['reps']} iqr {c['iqr_ms']}" for c in rep["largest"]]  # fmt: skip
+                  f"reps {c['reps']} iqr {c['iqr_ms']}{' host-bound' if any(c.get('host_bound', ())) else ''}"
+                  for c in rep["largest"]]  # fmt: skip
     bw = s.get("bandwidth")
     if bw and bw.get("tasks"):
         lines.append(f"(c) memory-bound experts: median {bw['median_fraction']:.1%}, p25 {bw['p25_fraction']:.1%} of "

@@ -20,6 +20,25 @@ def test_repeatability_over_shapes_both_runs_timed():
     assert [(c["shape"], c["ms"]) for c in rep["largest"]] == [("b", [1.0, 1.1]), ("a", [1.0, 1.0])]
 
 
+def test_repeatability_also_over_the_shapes_no_run_found_host_bound():
+    """A host-bound shape's time follows the host's load: the figures over the others say what kbx's own
+    timing repeats to; a shape either run found host-bound is left out of them."""
+
+    def run(ms, host_bound=()):
+        return [{"task": "LinearAlgebra/qr", "shapes": [{"shape": s, "kernel_ms_median": v, "host_bound": s in host_bound}
+                                                        for s, v in ms.items()]}]  # fmt: skip
+
+    rep = repeatability(run({"a": 1.0, "b": 1.0, "c": 10.0}, host_bound={"c"}), run({"a": 1.0, "b": 1.02, "c": 15.0}))
+    assert rep["shapes"] == 3 and rep["p95_rel_delta"] == pytest.approx(0.4)
+    assert rep["gpu_bound_shapes"] == 2 and rep["gpu_bound"]["p95_rel_delta"] == pytest.approx(0.02 / 1.01)
+    assert rep["largest"][0]["host_bound"] == [True, False]
+    assert "neither run found host-bound: median 0.99%, p95 1.98%" in format_report(
+        {"device": "H200", "n_kernels": 1, "gpus": 1, "runs": [{"wall_s": 1.0, "records": [{**r, "status": "ok", "speedup": 1.0,
+                                                                         "wall_s": 1.0} for r in recs]}
+                                             for recs in (run({"a": 1.0, "b": 1.0, "c": 10.0}, {"c"}),
+                                                          run({"a": 1.0, "b": 1.02, "c": 15.0}))]})  # fmt: skip
+
+
 def test_exclusive_share_counts_candidate_and_baseline_windows_per_gpu():
     run = {"wall_s": 10.0, "records": [{"exclusive_s": 3.0}, {"exclusive_s": 1.0}]}
     assert exclusive_share(run, gpus=1) == 0.4

@@ -110,6 +110,10 @@ class ShapeTiming:
     contaminated_reps: int = 0  # repetitions not counted: another context's work shared the GPU
     first_call_ms: float = NAN  # includes JIT compilation and autotuning
     estimate_calls: int = 0  # calls that estimated one call's time: more than 1 when a freeze fell inside one
+    # The host's time to launch one call (median), and whether launching outlasted the GPU's head start in
+    # every repetition: such a call's time is the host's launch rate (it follows the host's load), not the GPU's.
+    launch_ms: float = NAN
+    host_bound: bool = False
     telemetry: str = ""  # why telemetry is missing, "" when present
     energy_per_call_mj: float = NAN
     power_w: float = NAN

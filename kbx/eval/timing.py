@@ -75,6 +75,7 @@ HIDDEN_MIN_SHARE = 0.05
 BUSY_PROBES = 5
 QUIET_POLL_S = 0.002  # between probes while waiting for the GPU to go quiet
 MAX_REDONE_REPS = 20  # repetitions measured again because launching outlasted the sleep, per shape
+HOST_BOUND_REPS = 3  # repetitions in a row whose launching outlasted the sleep: the call is bound by the host
 ESTIMATE_CALLS = 3  # estimating calls at most per shape, while freezes for other attempts' windows land in them
 MAX_ENERGY_CALLS = 20_000  # a burst of microsecond kernels is bounded by launch rate, not by this
 # Threads that torch, Triton or Inductor start for themselves (compile workers, the autotuner's
@@ -132,12 +133,30 @@ def alone_allowed(estimate_ms: float, pol: TimingPolicy) -> bool:
     return estimate_ms * 1e-3 <= pol.side_budget_s + pol.exclusive_grace_s
 
 
+@dataclasses.dataclass
+class Repetitions:
+    """A side's repetitions: per repetition, the CUDA-event time, the host's time to launch the call, the
+    host time beyond the GPU window, and whether the GPU ran nothing else meanwhile."""
+
+    samples: list[float] = dataclasses.field(default_factory=list)
+    launch_ms: list[float] = dataclasses.field(default_factory=list)
+    host_excess: list[float] = dataclasses.field(default_factory=list)
+    clean: list[bool] = dataclasses.field(default_factory=list)
+    host_bound: bool = False  # launching outlasted the sleep HOST_BOUND_REPS times in a row: no sleep since
+    last: object = None  # (seed, output) of the last call
+
+    def kept(self, values: list) -> list:
+        """The clean repetitions' values; all of them if none was clean."""
+        return [v for v, ok in zip(values, self.clean, strict=True) if ok] or values
+
+
 def empty_row(shape: str) -> dict:
     return {"shape": shape, "ok": False, "error": "", "median_ms": math.nan, "iqr_ms": math.nan,
             "mean_ms": math.nan, "reps": 0, "samples_ms": [], "first_call_ms": math.nan, "estimate_ms": math.nan,
             "host_median_ms": math.nan, "hidden_work": "", "hidden_unconfirmed": "", "flops": 0.0, "bytes": 0.0,
             "last_seed": 0, "budget_cut": False, "shared": False, "exclusive_ms": 0.0, "quiet_wait_ms": 0.0,
-            "quiet": True, "contaminated_reps": 0, "estimate_calls": 0}  # fmt: skip
+            "quiet": True, "contaminated_reps": 0, "estimate_calls": 0, "launch_ms": math.nan,
+            "host_bound": False}  # fmt: skip
 
 
 def prepare_shape(fn, info, case, device: str, pol: TimingPolicy) -> Prepared:
@@ -204,11 +223,12 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[
         budget = Budget(pol.side_budget_s, call_s, _CLOCK)
         _warm_up(prepared, pol, budget)
         threads_before = {t.ident for t in threading.enumerate()}
-        samples, excess, clean, last = _repetitions(prepared, pol, budget)
+        reps = _repetitions(prepared, pol, budget)
+        samples, excess, clean, last = reps.samples, reps.host_excess, reps.clean, reps.last
         row["contaminated_reps"] = len(samples) - sum(clean)
-        kept = [s for s, ok in zip(samples, clean, strict=True) if ok] or samples  # all, if none was clean
-        kept_excess = [e for e, ok in zip(excess, clean, strict=True) if ok] or excess
-        row.update(_summary(kept, kept_excess, pol))
+        kept = reps.kept(samples)
+        row.update(_summary(kept, reps.kept(excess), pol))
+        row["launch_ms"], row["host_bound"] = statistics.median(reps.kept(reps.launch_ms)), reps.host_bound
         row["budget_cut"] = not _rse_met(kept, pol) and len(kept) < pol.max_reps
         per_call_ms = max(row["median_ms"], row["host_median_ms"])  # events can miss work on other streams
         row.update(_energy(prepared, pol, per_call_ms, budget) if energy else {"telemetry": "read on the largest "
@@ -340,40 +360,54 @@ def _warm_up(prepared: Prepared, pol: TimingPolicy, budget: Budget) -> None:
         n += 1
 
 
-def _repetitions(prepared: Prepared, pol: TimingPolicy, budget: Budget):
-    """Repetitions until the RSE target (after `min_reps`) or the budget: (event samples ms,
-    host-minus-GPU-window ms, whether the GPU was quiet during each, last output). At least one."""
-    samples, host_excess, clean = [], [], []
+def _repetitions(prepared: Prepared, pol: TimingPolicy, budget: Budget) -> Repetitions:
+    """Repetitions until the RSE target (after `min_reps`) or the budget. At least one.
+
+    A repetition whose launching outlasted its sleep may have let the GPU idle before the call, so it
+    is measured again. But a call whose own launches take longer than the sleep (thousands of small
+    kernels launched from Python) outlasts it every time, and its sleep hides part of its launching
+    from the events. After HOST_BOUND_REPS such repetitions in a row the shape counts as bound by the
+    host's launch rate, and its repetitions run without the sleep: the events then see the whole call,
+    GPU gaps and all, which is its real time."""
+    reps = Repetitions()
     expected_sleep = _sleep_ms(SLEEP_CYCLES, pol)
-    last, redone = None, 0
+    redone, outlasted_in_a_row = 0, 0
     for i in range(pol.max_reps + MAX_REDONE_REPS):
+        sleeping = not reps.host_bound
         _SYNC()
         before, slept, start, end = (_EVENT(enable_timing=True) for _ in range(4))
         h0 = _CLOCK()
         before.record()
-        _GPU_SLEEP(SLEEP_CYCLES)
+        if sleeping:
+            _GPU_SLEEP(SLEEP_CYCLES)
         slept.record()
         prepared.flush.zero_()
         start.record()
-        last = prepared.run(i)
+        h_call = _CLOCK()
+        reps.last = prepared.run(i)
         end.record()
-        launching_ms = (_CLOCK() - h0) * 1e3
+        h_launched = _CLOCK()
         _SYNC()
         host_ms = (_CLOCK() - h0) * 1e3
         sleep_ms = _ELAPSED(before, slept)
-        if launching_ms > sleep_ms and redone < MAX_REDONE_REPS and budget.fits(2):
+        outlasted = sleeping and (h_launched - h0) * 1e3 > sleep_ms
+        outlasted_in_a_row = outlasted_in_a_row + 1 if outlasted else 0
+        reps.host_bound = reps.host_bound or outlasted_in_a_row >= HOST_BOUND_REPS
+        if outlasted and redone < MAX_REDONE_REPS and budget.fits(2):
             redone += 1  # the GPU may have idled waiting for this launch: not a clean sample
             continue
-        samples.append(_ELAPSED(start, end))
-        host_excess.append(host_ms - _ELAPSED(before, end))
-        stretched = not math.isnan(expected_sleep) and sleep_ms > expected_sleep * (1 + pol.quiet_tolerance) + PROBE_SLACK_MS
-        clean.append(not stretched and host_excess[-1] <= QUIET_SLACK_MS)  # else the GPU ran another context's work
-        kept = [s for s, ok in zip(samples, clean, strict=True) if ok]
+        reps.samples.append(_ELAPSED(start, end))
+        reps.launch_ms.append((h_launched - h_call) * 1e3)
+        reps.host_excess.append(host_ms - _ELAPSED(before, end))
+        stretched = sleeping and not math.isnan(expected_sleep) and (
+            sleep_ms > expected_sleep * (1 + pol.quiet_tolerance) + PROBE_SLACK_MS)
+        reps.clean.append(not stretched and reps.host_excess[-1] <= QUIET_SLACK_MS)  # else another context's work ran
+        kept = reps.kept(reps.samples)
         if _rse_met(kept, pol):
             break
         if len(kept) >= pol.max_reps or not budget.fits():
             break
-    return samples, host_excess, clean, last
+    return reps
 
 
 def _energy(prepared: Prepared, pol: TimingPolicy, per_call_ms: float, budget: Budget) -> dict:

@@ -82,6 +82,8 @@ def combine(task: TaskInfo, kernel_rows: list[dict], baseline_rows: dict[str, di
                 gbps=r["bytes"] / (r["median_ms"] * 1e-3) / 1e9 if r["median_ms"] > 0 else 0.0,
                 first_call_ms=r["first_call_ms"],
                 estimate_calls=int(r.get("estimate_calls", 0)),
+                launch_ms=float(r.get("launch_ms", math.nan)),
+                host_bound=bool(r.get("host_bound", False)),
                 baseline_reps=int(b.get("reps", 0)),
                 budget_cut=bool(r.get("budget_cut") or b.get("budget_cut")),
                 shared=bool(r.get("shared") or b.get("shared")),
