@@ -232,9 +232,10 @@ class Tracker:
             largest = best.shapes[-1]
             figures = roofline.classify(largest, hardware, task.spec.dtypes)
             run_tags["kbx.roofline"] = figures.pop("roofline")
+            run_tags["kbx.host_bound"] = str(largest.host_bound).lower()  # its time is the host's launch rate
             telemetry = telemetry_names.mlflow_names({k: getattr(largest, k) for k in TELEMETRY_FIELDS})
             values = {**telemetry, **figures, "tflops": largest.tflops, "gbps": largest.gbps,
-                      "first_call_ms": largest.first_call_ms}  # fmt: skip
+                      "first_call_ms": largest.first_call_ms, "launch_ms": largest.launch_ms}  # fmt: skip
             metrics += [_metric(k, v, 0) for k, v in values.items() if not math.isnan(v)]
             if largest.telemetry:
                 run_tags["kbx.telemetry"] = largest.telemetry

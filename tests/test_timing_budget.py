@@ -197,6 +197,16 @@ def test_a_call_bound_by_the_hosts_launch_rate_keeps_its_repetitions(fake_gpu):
     assert row["host_bound"] and row["launch_ms"] == pytest.approx(launch_ms, rel=0.01)
 
 
+def test_a_call_too_long_to_be_measured_again_is_host_bound_when_its_launching_outlasted_the_sleep(fake_gpu):
+    """400 ms of launching a call: the budget leaves no room to measure it again, so it is kept (its
+    sleep hid 2 ms of the launching) and the row says the time is the host's."""
+    row, _ = timing.measure_shape(_prepared(fake_gpu(1.0, launches=80_000)), POLICY, energy=False)
+    assert row["ok"] and row["reps"] <= 2 and row["host_bound"]
+    assert row["launch_ms"] == pytest.approx(400.0, rel=0.01)
+    gpu_bound, _ = timing.measure_shape(_prepared(fake_gpu(300.0)), POLICY, energy=False)
+    assert gpu_bound["reps"] <= 2 and not gpu_bound["host_bound"]
+
+
 TIME_SLICE_MS = 2.3  # what another context's turn on the GPU cost each call on an H100
 
 

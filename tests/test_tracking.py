@@ -42,7 +42,8 @@ def test_task_run_logs_rounds_timing_and_telemetry(tmp_path):
         runtime_ms=3.0, baseline_ms=6.0,
         shapes=(shape("small", 1.0, 0.1, 1000, telemetry="read on the largest perf shape only"),
                 shape("large", 2.0, 0.2, 3000, power_w=500.0, energy_per_call_mj=1.5, sm_clock_mhz=1980.0,
-                      mem_clock_mhz=2619.0, temperature_c=50.0, throttle_reasons=0.0, memory_used_mb=1000.0)),
+                      mem_clock_mhz=2619.0, temperature_c=50.0, throttle_reasons=0.0, memory_used_mb=1000.0,
+                      launch_ms=0.05)),
     )  # fmt: skip
     result = TaskResult(task, [Judged(0, failing, "a = 1"), Judged(1, timed, "b = 2")])
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -58,6 +59,7 @@ def test_task_run_logs_rounds_timing_and_telemetry(tmp_path):
     assert run.data.metrics["bw_util"] == pytest.approx(3000 / 3350)
     assert run.data.tags["kbx.roofline"] == MEMORY_BOUND and run.data.tags["kbx.status"] == "ok"
     assert "kbx.telemetry" not in run.data.tags
+    assert run.data.tags["kbx.host_bound"] == "false" and run.data.metrics["launch_ms"] == 0.05
     assert sorted(a.path for a in client.list_artifacts(run_id, "attempts")) == [
         "attempts/round0__a.json", "attempts/round0__a.py", "attempts/round1__a.json", "attempts/round1__a.py"]
     assert not math.isnan(run.data.metrics["first_call_ms"])

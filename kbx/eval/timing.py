@@ -142,6 +142,7 @@ class Repetitions:
     launch_ms: list[float] = dataclasses.field(default_factory=list)
     host_excess: list[float] = dataclasses.field(default_factory=list)
     clean: list[bool] = dataclasses.field(default_factory=list)
+    outlasted: list[bool] = dataclasses.field(default_factory=list)  # its launching outlasted its sleep
     host_bound: bool = False  # launching outlasted the sleep HOST_BOUND_REPS times in a row: no sleep since
     last: object = None  # (seed, output) of the last call
 
@@ -228,7 +229,10 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[
         row["contaminated_reps"] = len(samples) - sum(clean)
         kept = reps.kept(samples)
         row.update(_summary(kept, reps.kept(excess), pol))
-        row["launch_ms"], row["host_bound"] = statistics.median(reps.kept(reps.launch_ms)), reps.host_bound
+        # Host-bound: found so by the repetitions, or every repetition kept outlasted its sleep (a call
+        # too long to be measured again within the budget: one or two repetitions).
+        row["launch_ms"] = statistics.median(reps.kept(reps.launch_ms))
+        row["host_bound"] = reps.host_bound or all(reps.kept(reps.outlasted))
         row["budget_cut"] = not _rse_met(kept, pol) and len(kept) < pol.max_reps
         per_call_ms = max(row["median_ms"], row["host_median_ms"])  # events can miss work on other streams
         row.update(_energy(prepared, pol, per_call_ms, budget) if energy else {"telemetry": "read on the largest "
@@ -398,6 +402,7 @@ def _repetitions(prepared: Prepared, pol: TimingPolicy, budget: Budget) -> Repet
             continue
         reps.samples.append(_ELAPSED(start, end))
         reps.launch_ms.append((h_launched - h_call) * 1e3)
+        reps.outlasted.append(outlasted)
         reps.host_excess.append(host_ms - _ELAPSED(before, end))
         stretched = sleeping and not math.isnan(expected_sleep) and (
             sleep_ms > expected_sleep * (1 + pol.quiet_tolerance) + PROBE_SLACK_MS)
