@@ -201,6 +201,8 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
 
         def progress(i, r, k=k, started=started, done=done, load=load, gpu_load=gpu_load):
             why = f"  ({r.reason[:150]})" if r.status.value != "ok" else ""
+            if r.harness_failures:  # kbx's own failures, redone: what a faster, steadier schedule must remove
+                why += f"  (redone {r.harness_retries}x: {'; '.join(f[:120] for f in r.harness_failures)})"
             if r.status.value == "crashed" and r.output_tail:
                 why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
             print(f"run {k} +{time.perf_counter() - started:6.1f}s {r.task:40s} {r.status.value:14s} "

@@ -430,6 +430,7 @@ def record_from_dict(data: dict) -> EvalRecord:
         m[key] = _tuple(m.get(key, ()))
     values["mismatch"] = Mismatch(**m)
     values["shapes"] = tuple(ShapeTiming(**_floats(ShapeTiming, s)) for s in data.get("shapes") or ())
+    values["harness_failures"] = tuple(data.get("harness_failures") or ())
     return EvalRecord(**values)
 
 

@@ -65,6 +65,7 @@ def test_worker_pool_killed_mid_attempt_is_redone():
     (record,) = out
     assert record.status is Status.OK, (record.status, record.reason)
     assert record.harness_retries == 1
+    assert record.harness_failures == ("the worker pool died (it restarts for the next try)",)
 
 
 def test_a_judge_that_stops_answering_is_replaced():
@@ -91,6 +92,8 @@ def test_a_task_file_changed_during_the_run_is_refused_not_charged(tmp_path):
         record = ev.evaluate_one(Attempt(task, HONEST, "innocent"))
     assert record.status is Status.HARNESS_ERROR and record.harness_retries == MAX_HARNESS_RETRIES
     assert "changed during the run" in record.reason
+    assert len(record.harness_failures) == MAX_HARNESS_RETRIES  # the last failure is the reason
+    assert all("changed during the run" in why for why in record.harness_failures)
     assert not record.compiled and not record.correct
     ok = dataclasses.replace(record, status=Status.OK)
     summary = summarize([TaskResult(task, [Judged(0, record, "")]), TaskResult(task, [Judged(0, ok, "")])])

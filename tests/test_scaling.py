@@ -82,9 +82,11 @@ def test_record_round_trips_through_json():
 
     record = EvalRecord(task="Math/add", task_version=2, status=Status.MISMATCH, label="round1/a", timed=True,
                         speedup=1.5, mismatch=Mismatch(case="c", indices=((0, 1),), got=(1.0,), expected=(2.0,)),
-                        shapes=(ShapeTiming("s", 1.0, 0.1, 2.0, 0.1, 10, 2.0, 0.1, 3.0),))  # fmt: skip
+                        shapes=(ShapeTiming("s", 1.0, 0.1, 2.0, 0.1, 10, 2.0, 0.1, 3.0),),
+                        harness_failures=("judge failed: no reply",))  # fmt: skip
     back = record_from_dict(json.loads(json.dumps(record.to_dict())))
     assert back.to_dict() == record.to_dict() and math.isnan(back.runtime_ms) and back.mismatch == record.mismatch
+    assert back.harness_failures == ("judge failed: no reply",)  # a tuple again, as recorded
 
 
 def test_retrying_client_waits_out_an_outage_but_not_a_bad_call():

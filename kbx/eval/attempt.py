@@ -49,6 +49,7 @@ class AttemptRun:
         self.task = attempt.task
         self.started = time.perf_counter()
         self.retries = 0
+        self.failures: list[str] = []  # why each redone try was kbx's failure (EvalRecord.harness_failures)
         self.busy_tries = 0  # tries whose timing pointed at the candidate's own hidden work (_charged_on_every_try)
         self.alone = False  # the device's memory reserved whole for this attempt (after running out of it)
 
@@ -64,6 +65,7 @@ class AttemptRun:
                     return self._record(Status.HARNESS_ERROR, {}, reason=f"kbx's own machinery failed "
                                         f"{self.retries + 1} times, the last: {failure}")  # fmt: skip
                 self.retries += 1
+                self.failures.append(redact(_first_line(str(failure))))
                 continue
             if record.status is not Status.OUT_OF_MEMORY or not self.ev.settings.on_gpu:
                 return record
@@ -397,6 +399,7 @@ class AttemptRun:
             paused_s=max(0.0, self.ev.gpu.frozen_since(self.frozen_mark) - self.stage_s["exclusive_s"]),
             wall_s=time.perf_counter() - self.started,
             harness_retries=self.retries,
+            harness_failures=tuple(self.failures),
             sandbox_s=self.sandbox_s,
             output_tail=self._output_tail(),
             error_type=fields.pop("error_type", checked.get("error_type", "")),

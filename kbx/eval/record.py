@@ -167,6 +167,7 @@ class EvalRecord:
     gpu_uuid: str = ""  # ...and that GPU's UUID, which no renumbering changes
     sandbox: str = ""  # the isolation the candidate ran under: "namespaces" or "none" (kbx.worker.sandbox)
     harness_retries: int = 0  # attempts redone after a failure of kbx's own machinery
+    harness_failures: tuple[str, ...] = ()  # why each redone try was kbx's failure, in order (one line each)
 
     @property
     def compiled(self) -> bool:
