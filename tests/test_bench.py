@@ -25,18 +25,17 @@ def test_repeatability_also_over_the_shapes_no_run_found_host_bound():
     timing repeats to; a shape either run found host-bound is left out of them."""
 
     def run(ms, host_bound=()):
-        return [{"task": "LinearAlgebra/qr", "shapes": [{"shape": s, "kernel_ms_median": v, "host_bound": s in host_bound}
-                                                        for s, v in ms.items()]}]  # fmt: skip
+        shapes = [{"shape": s, "kernel_ms_median": v, "host_bound": s in host_bound} for s, v in ms.items()]
+        return [{"task": "LinearAlgebra/qr", "status": "ok", "speedup": 1.0, "wall_s": 1.0, "shapes": shapes}]
 
-    rep = repeatability(run({"a": 1.0, "b": 1.0, "c": 10.0}, host_bound={"c"}), run({"a": 1.0, "b": 1.02, "c": 15.0}))
+    first, second = run({"a": 1.0, "b": 1.0, "c": 10.0}, host_bound={"c"}), run({"a": 1.0, "b": 1.02, "c": 15.0})
+    rep = repeatability(first, second)
     assert rep["shapes"] == 3 and rep["p95_rel_delta"] == pytest.approx(0.4)
     assert rep["gpu_bound_shapes"] == 2 and rep["gpu_bound"]["p95_rel_delta"] == pytest.approx(0.02 / 1.01)
     assert rep["largest"][0]["host_bound"] == [True, False]
-    assert "neither run found host-bound: median 0.99%, p95 1.98%" in format_report(
-        {"device": "H200", "n_kernels": 1, "gpus": 1, "runs": [{"wall_s": 1.0, "records": [{**r, "status": "ok", "speedup": 1.0,
-                                                                         "wall_s": 1.0} for r in recs]}
-                                             for recs in (run({"a": 1.0, "b": 1.0, "c": 10.0}, {"c"}),
-                                                          run({"a": 1.0, "b": 1.02, "c": 15.0}))]})  # fmt: skip
+    report = {"device": "H200", "n_kernels": 1, "gpus": 1,
+              "runs": [{"wall_s": 1.0, "records": first}, {"wall_s": 1.0, "records": second}]}  # fmt: skip
+    assert "neither run found host-bound: median 0.99%, p95 1.98%" in format_report(report)
 
 
 def test_exclusive_share_counts_candidate_and_baseline_windows_per_gpu():

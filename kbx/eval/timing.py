@@ -225,8 +225,8 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[
         _warm_up(prepared, pol, budget)
         threads_before = {t.ident for t in threading.enumerate()}
         reps = _repetitions(prepared, pol, budget)
-        samples, excess, clean, last = reps.samples, reps.host_excess, reps.clean, reps.last
-        row["contaminated_reps"] = len(samples) - sum(clean)
+        samples, excess, last = reps.samples, reps.host_excess, reps.last
+        row["contaminated_reps"] = len(samples) - sum(reps.clean)
         kept = reps.kept(samples)
         row.update(_summary(kept, reps.kept(excess), pol))
         # Host-bound: found so by the repetitions, or every repetition kept outlasted its sleep (a call
@@ -238,7 +238,7 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[
         row.update(_energy(prepared, pol, per_call_ms, budget) if energy else {"telemetry": "read on the largest "
                                                                               "perf shape only"})  # fmt: skip
         foreign = _foreign_threads(threads_before)
-        if not any(clean):
+        if not any(reps.clean):
             # Every repetition waited for work outside its stream. With the GPU busy still, another
             # context's: no timing of the kernel, and not its doing. With the GPU quiet now, most likely
             # this process's own (its threads' or side streams'), if more than a sliver of a call; but
