@@ -3,6 +3,7 @@
 # the references, one results file per category and method, so that a call cut short (a time limit)
 # keeps every finished part and the next call resumes with the parts still missing.
 #   scripts/expert_results.sh OUT_DIR [CATEGORY ...]     (default: every category)
+#   METHODS=inductor scripts/expert_results.sh OUT_DIR   (one method only; default: reference inductor)
 # Then, anywhere: python -m kbx.bench table OUT_DIR/*.json --out docs/EXPERTS.md (parts are merged).
 # Needs only torch, triton, nvidia-ml-py and kbx's source (PYTHONPATH); no MLflow or Hydra.
 set -uo pipefail
@@ -20,7 +21,7 @@ if [ ${#categories[@]} -eq 0 ]; then
 fi
 gpu=$($py -c 'import torch; print(torch.cuda.get_device_name().split()[1].lower())') || exit 1
 for category in "${categories[@]}"; do
-    for method in reference inductor; do
+    for method in ${METHODS:-reference inductor}; do
         part="$out/${gpu}_${method}_${category}.json"
         [ -s "$part" ] && continue  # finished in an earlier call
         t0=$SECONDS
