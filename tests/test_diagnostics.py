@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 import time
@@ -54,3 +55,16 @@ def test_stack_dumps_throughout_an_attempt_leave_its_verdict_alone():
         runner.join()
     assert dumps > 0
     assert records[0].status.value == "ok", records[0].reason
+
+
+def test_stage_split_covers_the_attempt():
+    """The record's stages are parts of its wall time, in order, and the ones before the check are measured:
+    kbx.bench reports what is left over as the driver's own."""
+    task = discover(str(FIXTURE_TASKS))["Math/zoo_scale_add"]
+    code = (REPO / "tests" / "zoo" / "ok_triton.py").read_text()
+    with Evaluator(EvalSettings(device="cpu", tasks_dir=str(FIXTURE_TASKS), workers=1)) as ev:
+        (record,) = ev.evaluate([Attempt(task, code, "ok")])
+    assert record.status.value == "ok", record.reason
+    parts = (record.start_s, record.inputs_s, record.compile_s, record.check_s, record.judge_s)
+    assert all(p > 0 for p in parts), parts
+    assert math.fsum(parts) <= record.wall_s

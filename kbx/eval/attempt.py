@@ -80,8 +80,8 @@ class AttemptRun:
     def _new_try(self) -> None:
         self.job_id = uuid.uuid4().hex[:12]
         self.job_dir = self.ev.workdir / "jobs" / self.job_id
-        self.stage_s = {"judge_s": 0.0, "judge_perf_s": 0.0, "judge_wait_s": 0.0, "time_s": 0.0, "save_s": 0.0,
-                        "gpu_wait_s": 0.0, "baseline_s": 0.0, "exclusive_s": 0.0,
+        self.stage_s = {"start_s": 0.0, "judge_s": 0.0, "judge_perf_s": 0.0, "judge_wait_s": 0.0, "time_s": 0.0,
+                        "save_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0, "exclusive_s": 0.0,
                         "max_window_s": 0.0}  # see EvalRecord; fmt: skip
         self.exited = False
         self.candidate_ran = False  # the worker said it is about to import the candidate (CANDIDATE)
@@ -102,10 +102,12 @@ class AttemptRun:
             "memory_limit_bytes": 0 if s.on_gpu else int(s.memory_limit_gb * 2**30),
             "sandbox": s.sandbox, "task_digest": self.task.digest,
         }  # fmt: skip
+        starting = time.perf_counter()
         self.events = ev.zygote.spawn(job)
         try:
             self._phase("waiting to check")
             ev.gpu.start_check(self.job_id, lambda: ev.zygote.send(self.job_id, "check"), self._memory_need())
+            self.stage_s["start_s"] = time.perf_counter() - starting
             self._phase("checking")
             checked = self._wait("checked", s.check_timeout_s)
             if checked["event"] != "checked":
@@ -392,6 +394,7 @@ class AttemptRun:
     def _record(self, status: Status, checked: dict, **fields) -> EvalRecord:
         return EvalRecord(
             status=status,
+            inputs_s=float(checked.get("inputs_s", 0.0)),
             compile_s=float(checked.get("compile_s", 0.0)),
             check_s=float(checked.get("check_s", 0.0)),
             triton_launches=int(checked.get("launches", 0)),

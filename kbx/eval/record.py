@@ -147,7 +147,11 @@ class EvalRecord:
     runtime_ms: float = NAN  # sum over perf shapes of the candidate's median
     baseline_ms: float = NAN  # sum over perf shapes of the reference's median
     shapes: tuple[ShapeTiming, ...] = ()
+    # from the attempt's start to its check's: the worker's spawn, and waiting for device memory or for an
+    # exclusive window to end (a check never starts inside one)
+    start_s: float = 0.0
     sandbox_s: float = 0.0  # entering the sandbox: namespaces, mounts, two forks (kbx.worker.sandbox)
+    inputs_s: float = 0.0  # making the correctness cases' inputs, the worker's first CUDA call (its context) included
     compile_s: float = 0.0  # importing the candidate (Triton JIT happens at its first call, in check_s)
     check_s: float = 0.0  # running every correctness case, ghost replay included
     judge_s: float = 0.0  # the judge's reference and comparison

@@ -137,6 +137,7 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     spec = info.spec
     if read_command(control_fd) != "check":  # the driver says when this worker may use the GPU
         return
+    inputs_started = time.perf_counter()
     plan = [(c, s) for c in info.all_cases() if c.name in set(job["cases"]) for s in job["seeds"][c.name]]
     ghost_seed = int(job["ghost_seed"])
     try:
@@ -150,6 +151,7 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
         reporter.send(event=HARNESS_ERROR, message=f"making the task's inputs: {type(exc).__name__}: {first_line}")
         return
 
+    inputs_s = time.perf_counter() - inputs_started
     reporter.send(event=CANDIDATE)  # from here on, whatever happens to this process is the candidate's doing
     counter = LaunchCounter()
     counter.install()
@@ -158,7 +160,7 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     compile_s = time.perf_counter() - started
     if failure:
         reporter.send(event="checked", stage_status=failure[0], error_type=failure[1], message=failure[2],
-                      compile_s=compile_s, check_s=0.0, launches=0)  # fmt: skip
+                      inputs_s=inputs_s, compile_s=compile_s, check_s=0.0, launches=0)  # fmt: skip
         return
 
     started = time.perf_counter()
@@ -170,8 +172,8 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     counter.install()
     ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
-    reporter.send(event="checked", stage_status="ran", error_type="", message="", compile_s=compile_s,
-                  check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
+    reporter.send(event="checked", stage_status="ran", error_type="", message="", inputs_s=inputs_s,
+                  compile_s=compile_s, check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
     if job.get("timing") and read_command(control_fd) == "time":
         time_shapes(entry, info, job, reporter, control_fd, save)
 
