@@ -38,6 +38,7 @@ class FakeGpu:
         self.launches = launches  # kernels per call, each LAUNCH_MS of host time: many make the host the limit
         self.late_calls = late_calls  # calls (by index) the host starts launching LATE_MS late, as if descheduled
         self.calls = 0
+        self.sleeps: list[int] = []  # cycles of each GPU sleep queued, probes included
 
     @property
     def now(self) -> float:
@@ -62,6 +63,7 @@ class FakeGpu:
         self.host += ms * 1e-3
 
     def sleep(self, cycles: int) -> None:
+        self.sleeps.append(cycles)
         self.launch(cycles / (CLOCK_MHZ * 1e3))
 
     def event(self, enable_timing: bool = True):
@@ -205,6 +207,38 @@ def test_a_call_too_long_to_be_measured_again_is_host_bound_when_its_launching_o
     assert row["launch_ms"] == pytest.approx(400.0, rel=0.01)
     gpu_bound, _ = timing.measure_shape(_prepared(fake_gpu(300.0)), POLICY, energy=False)
     assert gpu_bound["reps"] <= 2 and not gpu_bound["host_bound"]
+
+
+def test_a_fast_kernels_repetitions_sleep_a_few_times_its_launching_not_the_longest_sleep(fake_gpu):
+    """Launched in 5 us, a 10 us kernel's repetitions need no 1 ms head start: the sleep is sized from the
+    warm-up's launching (MIN_SLEEP_MS here), so its window is a fraction of what fixed sleeps made it."""
+    gpu = fake_gpu(0.01)
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    rep_sleeps = [c for c in gpu.sleeps if c != timing.PROBE_CYCLES]
+    assert len(rep_sleeps) == row["reps"] == POLICY.min_reps and row["contaminated_reps"] == 0
+    assert rep_sleeps == [pytest.approx(timing.sleep_cycles_for(FakeGpu.LAUNCH_MS), abs=1)] * row["reps"]
+    assert row["exclusive_ms"] < row["reps"] * timing.SLEEP_CYCLES / (CLOCK_MHZ * 1e3)
+    assert row["median_ms"] == pytest.approx(0.01)
+
+
+def test_a_launch_that_outlasts_a_short_sleep_gets_a_longer_one_and_is_not_host_bound(fake_gpu):
+    """A host hiccup (LATE_MS) during one repetition's launching outlasts its short sleep: that repetition
+    is measured again after a sleep twice as long, and the shape is not taken for host-bound."""
+    dry = fake_gpu(0.3)
+    row, _ = timing.measure_shape(_prepared(dry), POLICY, energy=False)
+    warm_ups = dry.calls - row["reps"]
+    gpu = fake_gpu(0.3, late_calls=(warm_ups + 2,))  # the third repetition's launch is late (warm-ups as above)
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    rep_sleeps = [c for c in gpu.sleeps if c != timing.PROBE_CYCLES]
+    short = timing.sleep_cycles_for(FakeGpu.LAUNCH_MS)
+    assert rep_sleeps[:4] == pytest.approx([short, short, short, 2 * short], abs=2) and not row["host_bound"]
+    assert row["reps"] == gpu.calls - warm_ups - 1 and max(row["samples_ms"]) == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("launch_ms, cycles", [(float("nan"), timing.SLEEP_CYCLES), (0.0, 300_000),
+                                               (0.2, 1_500_000), (5.0, timing.SLEEP_CYCLES)])  # fmt: skip
+def test_the_sleep_covers_the_launching_at_any_clock_within_the_longest_sleep(launch_ms, cycles):
+    assert timing.sleep_cycles_for(launch_ms) == cycles
 
 
 TIME_SLICE_MS = 2.3  # what another context's turn on the GPU cost each call on an H100

@@ -16,10 +16,12 @@ Each perf shape is timed in two phases, so that the part that needs the GPU alon
 Each repetition first queues a GPU sleep of a known number of clock cycles, then the flush, the
 start event, the call and the end event, and only then synchronises: the GPU runs them back to back
 while the host is still launching, so neither the launch overhead nor the host being descheduled
-lands inside the kernel's time. A repetition whose sleep took longer than its cycles at NVML's SM
-clock, or whose host time exceeded its GPU window by more than launch and wake-up, shared the GPU
-with another context (or with the process's own hidden work) and is not counted; before the
-repetitions, the window waits until a probe sleep comes back in its own time (`gpu_is_quiet`).
+lands inside the kernel's time. The sleep lasts a few times the call's launching as the warm-up
+measured it (at most about 1 ms), and longer when a repetition's launching outlasted it. A
+repetition whose sleep took longer than its cycles at NVML's SM clock, or whose host time exceeded
+its GPU window by more than launch and wake-up, shared the GPU with another context (or with the
+process's own hidden work) and is not counted; before the repetitions, the window waits until a
+probe sleep comes back in its own time (`gpu_is_quiet`).
 A kernel too slow for the budget (one call longer than the budget plus the grace) is not measured
 alone: its row keeps the estimate from the shared phase, marked `shared`, which can only make it
 look slower than it is.
@@ -58,8 +60,15 @@ def _STREAM_SYNC() -> None:  # noqa: N802 - named like the other captured CUDA c
     _SYNC_STREAM(_CURRENT_STREAM())
 WARMUP_SHARE = 0.2  # of a side's budget, at most, spent warming up
 MIN_REPS_LONG = 3  # repetitions a kernel needs at least, however long (TimingPolicy.min_timed_ms)
-SLEEP_CYCLES = 2_000_000  # GPU sleep queued before each repetition: about 1 ms at the 1.5-2 GHz of current GPUs
+SLEEP_CYCLES = 2_000_000  # the longest GPU sleep before a repetition: about 1 ms at the 1.5-2 GHz of current GPUs
 SLOWEST_CLOCK_KHZ = 1e6  # 1 GHz: the sleep's duration assumed when planning repetitions
+FASTEST_CLOCK_KHZ = 3e6  # 3 GHz, above any GPU's boost clock: the sleep's duration assumed when sizing it
+# The sleep before a repetition: SLEEP_HEADROOM times the call's launching as the warm-up measured it, plus
+# LAUNCH_SLACK_MS for the flush and the events, at least MIN_SLEEP_MS. A fixed 1 ms sleep was 16.7 s of the
+# 125 s the full suite held the GPU alone on an H200 (2026-12-01), while most calls launch in tens of us.
+SLEEP_HEADROOM = 2.0
+LAUNCH_SLACK_MS = 0.05
+MIN_SLEEP_MS = 0.1
 PROBE_CYCLES = 200_000  # a quiet-GPU probe: about 0.1 ms
 PROBE_SLACK_MS = 0.02  # event resolution and the sleep kernel's own launch, beyond the cycles
 # Host time a repetition or probe may take beyond its GPU work (launch, synchronisation wake-up):
@@ -222,9 +231,10 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[
         row["quiet"] = quiet
         call_s = (row["estimate_ms"] + SLEEP_CYCLES / SLOWEST_CLOCK_KHZ) * 1e-3
         budget = Budget(pol.side_budget_s, call_s, _CLOCK)
-        _warm_up(prepared, pol, budget)
+        sleep_cycles = sleep_cycles_for(_warm_up(prepared, pol, budget))
+        budget.call_s = (row["estimate_ms"] + sleep_cycles / SLOWEST_CLOCK_KHZ) * 1e-3
         threads_before = {t.ident for t in threading.enumerate()}
-        reps = _repetitions(prepared, pol, budget)
+        reps = _repetitions(prepared, pol, budget, sleep_cycles)
         samples, excess, last = reps.samples, reps.host_excess, reps.last
         row["contaminated_reps"] = len(samples) - sum(reps.clean)
         kept = reps.kept(samples)
@@ -353,28 +363,42 @@ def _sleep_ms(cycles: int, pol: TimingPolicy) -> float:
     return cycles / (mhz * 1e3) if mhz > 0 else math.nan
 
 
-def _warm_up(prepared: Prepared, pol: TimingPolicy, budget: Budget) -> None:
+def _warm_up(prepared: Prepared, pol: TimingPolicy, budget: Budget) -> float:
     """Past the two prepare calls already made (compiling, estimating): one call, then more until
     warmup_ms, within WARMUP_SHARE of the budget. A 100 ms kernel warmed three times spent most of
-    its window warming up (H100, 2026-11-25)."""
-    warm_until, n = _CLOCK() + min(pol.warmup_ms * 1e-3, WARMUP_SHARE * pol.side_budget_s), 0
+    its window warming up (H100, 2026-11-25). The longest host time a warm-up call took to launch
+    (ms; NaN when the budget left room for none)."""
+    warm_until, n, launch_ms = _CLOCK() + min(pol.warmup_ms * 1e-3, WARMUP_SHARE * pol.side_budget_s), 0, math.nan
     while (n == 0 or _CLOCK() < warm_until) and budget.fits(2):  # leave room for a repetition
+        t0 = _CLOCK()
         prepared.run(n)
+        launch_ms = max((_CLOCK() - t0) * 1e3, 0.0 if math.isnan(launch_ms) else launch_ms)
         _SYNC()  # else a slow kernel queues warmup_ms of launches
         n += 1
+    return launch_ms
 
 
-def _repetitions(prepared: Prepared, pol: TimingPolicy, budget: Budget) -> Repetitions:
+def sleep_cycles_for(launch_ms: float) -> int:
+    """The GPU sleep before each repetition of a call that launches in `launch_ms` of host time: long
+    enough that the GPU never waits for the launch, at any clock; SLEEP_CYCLES when it is unknown."""
+    if math.isnan(launch_ms):
+        return SLEEP_CYCLES
+    sleep_ms = max(MIN_SLEEP_MS, SLEEP_HEADROOM * (launch_ms + LAUNCH_SLACK_MS))
+    return min(SLEEP_CYCLES, round(sleep_ms * FASTEST_CLOCK_KHZ))
+
+
+def _repetitions(prepared: Prepared, pol: TimingPolicy, budget: Budget,
+                 sleep_cycles: int = SLEEP_CYCLES) -> Repetitions:
     """Repetitions until the RSE target (after `min_reps`) or the budget. At least one.
 
     A repetition whose launching outlasted its sleep may have let the GPU idle before the call, so it
-    is measured again. But a call whose own launches take longer than the sleep (thousands of small
-    kernels launched from Python) outlasts it every time, and its sleep hides part of its launching
-    from the events. After HOST_BOUND_REPS such repetitions in a row the shape counts as bound by the
-    host's launch rate, and its repetitions run without the sleep: the events then see the whole call,
-    GPU gaps and all, which is its real time."""
+    is measured again, after a sleep twice as long (up to SLEEP_CYCLES). But a call whose own launches
+    take longer than the longest sleep (thousands of small kernels launched from Python) outlasts it
+    every time, and its sleep hides part of its launching from the events. After HOST_BOUND_REPS such
+    repetitions in a row the shape counts as bound by the host's launch rate, and its repetitions run
+    without the sleep: the events then see the whole call, GPU gaps and all, which is its real time."""
     reps = Repetitions()
-    expected_sleep = _sleep_ms(SLEEP_CYCLES, pol)
+    expected_sleep = _sleep_ms(sleep_cycles, pol)
     redone, outlasted_in_a_row = 0, 0
     for i in range(pol.max_reps + MAX_REDONE_REPS):
         sleeping = not reps.host_bound
@@ -383,7 +407,7 @@ def _repetitions(prepared: Prepared, pol: TimingPolicy, budget: Budget) -> Repet
         h0 = _CLOCK()
         before.record()
         if sleeping:
-            _GPU_SLEEP(SLEEP_CYCLES)
+            _GPU_SLEEP(sleep_cycles)
         slept.record()
         prepared.flush.zero_()
         start.record()
@@ -395,7 +419,12 @@ def _repetitions(prepared: Prepared, pol: TimingPolicy, budget: Budget) -> Repet
         host_ms = (_CLOCK() - h0) * 1e3
         sleep_ms = _ELAPSED(before, slept)
         outlasted = sleeping and (h_launched - h0) * 1e3 > sleep_ms
-        outlasted_in_a_row = outlasted_in_a_row + 1 if outlasted else 0
+        if outlasted and sleep_cycles < SLEEP_CYCLES:  # not host-bound yet: a longer sleep may cover it
+            sleep_cycles = min(SLEEP_CYCLES, 2 * sleep_cycles)
+            expected_sleep = _sleep_ms(sleep_cycles, pol)
+            outlasted_in_a_row = 0
+        else:
+            outlasted_in_a_row = outlasted_in_a_row + 1 if outlasted else 0
         reps.host_bound = reps.host_bound or outlasted_in_a_row >= HOST_BOUND_REPS
         if outlasted and redone < MAX_REDONE_REPS and budget.fits(2):
             redone += 1  # the GPU may have idled waiting for this launch: not a clean sample
