@@ -80,7 +80,7 @@ def ghost_replay(entry, calls, results, ghost_calls, counter, device: str, inpla
     args, kwargs = clone_tree(call.args), clone_tree(dict(call.kwargs))
     counter.ghost = True
     try:
-        with empty_tensors_filled():
+        with empty_tensors_filled() if device == "cpu" else contextlib.nullcontext():
             out = entry(*args, **kwargs)
             out = to_plain(with_state(out, args, kwargs) if inplace else out)
             _sync(device)
@@ -98,7 +98,12 @@ def empty_tensors_filled():
     no-op launch left unwritten can never hold a stale value that happens to pass. Poisoning the freed
     blocks beforehand does not reach the CPU's allocator: the honest expert of
     MatrixMultiply/matrix_multiply_and_row_dot, whose 0-d result is judged within a band as wide as its
-    terms' size, was called a decoy in 1 of 12 CPU attempts (2026-11-29, docs/BENCHMARKS.md)."""
+    terms' size, was called a decoy in 1 of 12 CPU attempts (2026-11-29, docs/BENCHMARKS.md).
+
+    On the CPU only: the deterministic flag is state that torch.compile guards on, so a compiled entry
+    is compiled again for the replay instead of replayed, and 62 of 184 torch.compile entries
+    (method=inductor, H200, 2026-12-01) were called decoys. On a GPU, poisoning the freed blocks
+    (kbx.worker.instrument) reaches every block an output can get."""
     deterministic = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     fill = torch.utils.deterministic.fill_uninitialized_memory
