@@ -33,14 +33,14 @@ SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
 HEARTBEAT_S = 20.0
-# Per-attempt seconds summed over a run. wall_s is the attempts' whole time; start_s, inputs_s,
-# compile_s, check_s, judge_s and time_s are its parts in order (the rest: the driver reading the
-# worker's events, the record). check_s includes time frozen (paused_s) for others' windows; time_s
-# includes this attempt's own windows (exclusive_s), baseline_s and save_s (writing the perf
-# outputs); judge_s includes judge_perf_s (checking them) and judge_wait_s (queueing for an idle
-# judge); gpu_wait_s is queueing for windows.
-STAGES = ("wall_s", "start_s", "inputs_s", "compile_s", "check_s", "paused_s", "judge_s", "judge_perf_s",
-          "judge_wait_s", "gpu_wait_s", "baseline_s", "time_s", "save_s", "exclusive_s")  # fmt: skip
+# Per-attempt seconds summed over a run. wall_s is the attempts' whole time: redone_s (the tries
+# redone before the last), then the last try's start_s, inputs_s, compile_s, check_s, judge_s and
+# time_s (the rest: the driver reading the worker's events, the record). check_s includes time
+# frozen (paused_s) for others' windows; time_s includes this attempt's own windows (exclusive_s),
+# baseline_s and save_s (writing the perf outputs); judge_s includes judge_perf_s (checking them)
+# and judge_wait_s (queueing for an idle judge); gpu_wait_s is queueing for windows.
+STAGES = ("wall_s", "redone_s", "start_s", "inputs_s", "compile_s", "check_s", "paused_s", "judge_s",
+          "judge_perf_s", "judge_wait_s", "gpu_wait_s", "baseline_s", "time_s", "save_s", "exclusive_s")  # fmt: skip
 # Per run, beside the records: kbx.host_load's figures, and the judges' start-up (judge_start_figures)
 HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct", "gpu_busy_pct",
                 "judge_startup_s", "first_judge_s")  # fmt: skip

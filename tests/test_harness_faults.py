@@ -66,6 +66,7 @@ def test_worker_pool_killed_mid_attempt_is_redone():
     assert record.status is Status.OK, (record.status, record.reason)
     assert record.harness_retries == 1
     assert record.harness_failures == ("the worker pool died (it restarts for the next try)",)
+    assert 0.5 < record.redone_s < record.wall_s  # the killed try ran past the check's start
 
 
 def test_a_judge_that_stops_answering_is_replaced():

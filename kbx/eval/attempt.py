@@ -49,6 +49,7 @@ class AttemptRun:
         self.task = attempt.task
         self.started = time.perf_counter()
         self.retries = 0
+        self.redone_s = 0.0  # the tries redone so far (EvalRecord.redone_s)
         self.failures: list[str] = []  # why each redone try was kbx's failure (EvalRecord.harness_failures)
         self.busy_tries = 0  # tries whose timing pointed at the candidate's own hidden work (_charged_on_every_try)
         self.alone = False  # the device's memory reserved whole for this attempt (after running out of it)
@@ -66,12 +67,14 @@ class AttemptRun:
                                         f"{self.retries + 1} times, the last: {failure}")  # fmt: skip
                 self.retries += 1
                 self.failures.append(redact(_first_line(str(failure))))
+                self.redone_s = time.perf_counter() - self.started
                 continue
             if record.status is not Status.OUT_OF_MEMORY or not self.ev.settings.on_gpu:
                 return record
             if self.alone:
                 return dataclasses.replace(record, reason=f"{record.reason} (again with the device's memory to itself)")
             self.alone = True  # the others' memory may be what ran out: only alone is it the candidate's
+            self.redone_s = time.perf_counter() - self.started
 
     def _memory_need(self) -> int:
         """Bytes of device memory this try reserves (kbx.eval.memory): all of it when alone."""
@@ -401,6 +404,7 @@ class AttemptRun:
             **self.stage_s,
             paused_s=max(0.0, self.ev.gpu.frozen_since(self.frozen_mark) - self.stage_s["exclusive_s"]),
             wall_s=time.perf_counter() - self.started,
+            redone_s=self.redone_s,
             harness_retries=self.retries,
             harness_failures=tuple(self.failures),
             sandbox_s=self.sandbox_s,

@@ -165,6 +165,7 @@ class EvalRecord:
     exclusive_s: float = 0.0  # the GPU held alone for this attempt, all its windows (kernel and baseline)
     max_window_s: float = 0.0  # its longest single exclusive window
     wall_s: float = 0.0  # the whole attempt as the driver saw it
+    redone_s: float = 0.0  # of wall_s: the tries redone before the last (kbx's failures, out of memory beside others)
     output_tail: str = ""
     device: str = ""
     gpu_index: int = -1  # the physical GPU (NVML index) it was judged and timed on; -1 on a CPU
