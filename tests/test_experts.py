@@ -111,20 +111,20 @@ def test_expert_passes(expert_record, task_id):
 
 EXPERT_SCRIPT_PROLOGUE = """
 import importlib.util, torch
-spec = importlib.util.spec_from_file_location("expert", "tasks/LinearAlgebra/{stem}/expert.py")
+spec = importlib.util.spec_from_file_location("expert", "tasks/{task_id}/expert.py")
 expert = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(expert)
 device = "cuda" if torch.cuda.is_available() else "cpu"
 """
 
 
-def _run_expert_script(stem: str, script: str) -> float:
-    """The number a script prints last, run after loading LinearAlgebra/<stem>'s expert as `expert`, in a
+def _run_expert_script(task_id: str, script: str) -> float:
+    """The number a script prints last, run after loading the task's expert as `expert`, in a
     process of its own (the interpreter is chosen per process, on a CPU)."""
     import torch
 
     env = {**os.environ, **({} if torch.cuda.is_available() else {"TRITON_INTERPRET": "1"})}
-    code = EXPERT_SCRIPT_PROLOGUE.format(stem=stem) + script
+    code = EXPERT_SCRIPT_PROLOGUE.format(task_id=task_id) + script
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
                          timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
@@ -141,7 +141,7 @@ def test_determinant_via_qr_multiplies_past_fp32s_range():
     """det 4, but the product of the first 65 pivots is 2^130, past fp32's largest (about 2^128): the
     fp32 product gave inf here and NaN at the task's n4096 on an H100 (its partial products reach
     3.5e55)."""
-    assert _run_expert_script("determinant_via_qr", DETERMINANT_PAST_FP32) == 4.0
+    assert _run_expert_script("LinearAlgebra/determinant_via_qr", DETERMINANT_PAST_FP32) == 4.0
 
 
 SVD_SMALL_SINGULAR_VALUE = """
@@ -157,7 +157,7 @@ def test_svd_rotates_a_genuine_small_singular_value():
     """sigma_min = 2.8e-6 ||A||_F: a real column, far above fp32's rounding noise. The old noise floor
     (1e-5 ||A||_F) stopped rotating it once it shrank, and U^T U was off by 0.68 (0.316 on an H200 at
     the task's n512); it must be orthonormal to the task's bound (16 n eps, about 1.5e-5 here)."""
-    assert _run_expert_script("svd", SVD_SMALL_SINGULAR_VALUE) < 1.5e-5
+    assert _run_expert_script("LinearAlgebra/svd", SVD_SMALL_SINGULAR_VALUE) < 1.5e-5
 
 
 MATRIX_POWER_SMALL_EIGENVALUES = """
@@ -174,7 +174,7 @@ def test_matrix_power_eig_keeps_small_eigenvalues_digits():
     """A^-1 of a spectrum +-40 and 0.01..0.14: the inverse is the small eigenvalues'. Taken as
     j . w - c (c = ||S||_F, 57 here) they lost c's digits: 3.8e-3 relative error; the Rayleigh
     quotient of S itself gives 8.1e-4 (fp32 LAPACK: 1.2e-4)."""
-    assert _run_expert_script("matrix_power_eig", MATRIX_POWER_SMALL_EIGENVALUES) < 2e-3
+    assert _run_expert_script("LinearAlgebra/matrix_power_eig", MATRIX_POWER_SMALL_EIGENVALUES) < 2e-3
 
 
 LOW_RANK_WITHOUT_A_GAP = """
@@ -191,7 +191,7 @@ print(float((got - exact).abs().max() / exact.abs().max()))
 def test_low_rank_approximation_without_a_gap_takes_the_jacobi_svd():
     """The subspace iteration is used only where its measured shrink rate shows a gap at k (the task's
     inputs have one); on a random matrix it declines and the Jacobi SVD answers, to fp32 accuracy."""
-    assert _run_expert_script("low_rank_svd_approximation", LOW_RANK_WITHOUT_A_GAP) < 1e-4
+    assert _run_expert_script("LinearAlgebra/low_rank_svd_approximation", LOW_RANK_WITHOUT_A_GAP) < 1e-4
 
 
 PINV_NEWTON_OR_SVD = """
@@ -209,7 +209,36 @@ print(max(errors))
 def test_pseudoinverse_takes_newton_schulz_only_where_no_singular_value_is_cut():
     """Newton-Schulz inverts every singular value; a rank-deficient matrix never passes its trace test and
     takes the Jacobi SVD, which applies the cutoff. Both agree with float64's pinv."""
-    assert _run_expert_script("pseudoinverse_svd", PINV_NEWTON_OR_SVD) < 1e-4
+    assert _run_expert_script("LinearAlgebra/pseudoinverse_svd", PINV_NEWTON_OR_SVD) < 1e-4
+
+
+SPECTRAL_RADIUS_BOTH_PATHS = """
+g = torch.Generator().manual_seed(0)
+errors = []
+for n in (expert.SMALL_N - 28, expert.SMALL_N + 2):  # one program per matrix; the tiled squarings
+    a = torch.randn(2, n, n, generator=g, dtype=torch.float64)
+    exact = torch.linalg.eigvals(a).abs().amax(-1)
+    errors.append(float(((expert.spectral_norm_eig(a.float().to(device)).double().cpu() - exact) / exact).abs().max()))
+print(max(errors))
+"""
+
+
+def test_spectral_radius_agrees_with_float64_on_both_paths():
+    """The task's cases stop at 64 x 64, inside the one-program path; past SMALL_N the tiled path answers.
+    Both must match float64's eigenvalues to the task's rtol (1e-4)."""
+    assert _run_expert_script("Normalization/spectral_norm_eig", SPECTRAL_RADIUS_BOTH_PATHS) < 1e-4
+
+
+def test_the_longest_adaptive_window_has_a_closed_form():
+    """max_adaptive_window replaced a loop over every output row and column (1.4 ms of host time a call at
+    4,096 of each); it must give that loop's answer for every size and output count."""
+    from kbx.experts.pooling import max_adaptive_window
+
+    for size in range(0, 70):
+        for out in range(1, 70):
+            lengths = [-(-(i + 1) * size // out) - (i * size) // out for i in range(out)]
+            assert max_adaptive_window(size, out) == max(lengths), (size, out)
+    assert max_adaptive_window(5, 0) == 0
 
 
 # Module-level names a @triton.jit body may read, besides imports, functions and classes: those

@@ -11,6 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kbx.experts.pooling import max_adaptive_window
+
 BLOCK = 4096  # elements per tile: cells x window columns
 FIN_BLOCK = 1024
 
@@ -72,10 +74,6 @@ def _finish_kernel(part_ptr, y_ptr, nblk, p, eps, P_KIND: tl.constexpr, BLOCK: t
     tl.store(y_ptr + n, r + eps)
 
 
-def _max_window(size, out):
-    return max(-(-((i + 1) * size) // out) - (i * size) // out for i in range(out))
-
-
 def fused_pairwise_distance_adaptive_avg_pool2d(x1, x2, output_size, p=2.0, eps=1e-06, keepdim=False):
     a, b = x1.contiguous(), x2.contiguous()
     N, C, H, W = a.shape
@@ -85,14 +83,15 @@ def fused_pairwise_distance_adaptive_avg_pool2d(x1, x2, output_size, p=2.0, eps=
     p = float(p)
     kind = 2 if p == 2.0 else (1 if p == 1.0 else 0)
     cells = C * oh * ow
-    nblk = triton.cdiv(cells, max(16, BLOCK // triton.next_power_of_2(_max_window(W, ow))))
+    kwp = triton.next_power_of_2(max(max_adaptive_window(W, ow), 1))
+    nblk = triton.cdiv(cells, max(16, BLOCK // kwp))
     part = torch.empty((N, max(nblk, 1)), dtype=torch.float32, device=a.device)
     y = torch.empty(N, dtype=a.dtype, device=a.device)
     if N:
         if nblk:
-            kwp = triton.next_power_of_2(_max_window(W, ow))
-            _pool_diff_kernel[(N, nblk)](a, b, part, C, H, W, oh, ow, nblk, p, P_KIND=kind, KH=_max_window(H, oh),
-                                         KWP=kwp, BLOCK=max(16, BLOCK // kwp), num_warps=8)  # fmt: skip
+            kh = max_adaptive_window(H, oh)
+            _pool_diff_kernel[(N, nblk)](a, b, part, C, H, W, oh, ow, nblk, p, P_KIND=kind, KH=kh, KWP=kwp,
+                                         BLOCK=max(16, BLOCK // kwp), num_warps=8)  # fmt: skip
         else:
             part.zero_()
         _finish_kernel[(N,)](part, y, max(nblk, 1), p, float(eps), P_KIND=kind, BLOCK=FIN_BLOCK, num_warps=4)

@@ -6,6 +6,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kbx.experts.pooling import max_adaptive_window
+
 BLOCK = 1024
 
 
@@ -34,10 +36,6 @@ def _adaptive_avg_kernel(x_ptr, out_ptr, total, H, W, OH, OW, KH, KW, BLOCK: tl.
     tl.store(out_ptr + offs, (acc / count).to(out_ptr.dtype.element_ty), mask=mask)
 
 
-def _max_window(size, out):
-    return max(((i + 1) * size + out - 1) // out - (i * size) // out for i in range(out)) if out else 0
-
-
 def adaptive_avg_pool2d(input, output_size):
     oh, ow = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     h, w = input.shape[-2:]
@@ -47,6 +45,6 @@ def adaptive_avg_pool2d(input, output_size):
     out = torch.empty((*input.shape[:-2], oh, ow), dtype=input.dtype, device=input.device)
     total = out.numel()
     if total:
-        _adaptive_avg_kernel[(triton.cdiv(total, BLOCK),)](x, out, total, h, w, oh, ow, _max_window(h, oh),
-                                                           _max_window(w, ow), BLOCK=BLOCK)  # fmt: skip
+        _adaptive_avg_kernel[(triton.cdiv(total, BLOCK),)](x, out, total, h, w, oh, ow, max_adaptive_window(h, oh),
+                                                           max_adaptive_window(w, ow), BLOCK=BLOCK)  # fmt: skip
     return out
