@@ -2,14 +2,16 @@
 
 Training: a stats kernel (one program per channel, two passes over the channel's N * HW elements: mean,
 then the sum of squared deviations) writes the batch mean and biased variance and updates running_mean / running_var in
-place with the unbiased variance. Eval skips it and reads the running statistics. The apply kernel then
-normalizes, applies the optional affine and hardsigmoid in one flat pass over x (the channel of each
-element indexes the small per-channel arrays). fp32 math.
+place with the unbiased variance. Eval skips it and reads the running statistics. kbx/experts/batch_norm.py's
+normalize kernel then normalizes, applies the optional affine and hardsigmoid in one flat pass over x (the
+channel of each element indexes the small per-channel arrays). fp32 math.
 """
 
 import torch
 import triton
 import triton.language as tl
+
+from kbx.experts.batch_norm import HARDSIGMOID, normalize
 
 BLOCK = 2048
 STATS_BLOCK = 4096
@@ -45,24 +47,6 @@ def _channel_stats_kernel(x_ptr, mean_ptr, var_ptr, rm_ptr, rv_ptr, N, C, HW, mo
         tl.store(rv_ptr + c, ((1.0 - momentum) * rv + momentum * unbiased).to(rv_ptr.dtype.element_ty))
 
 
-@triton.jit
-def _bn_hardsigmoid_kernel(x_ptr, y_ptr, mean_ptr, var_ptr, w_ptr, b_ptr, n, C, HW, eps, HAS_W: tl.constexpr,
-                           HAS_B: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    c = (offs // HW) % C  # per-channel parameters are tiny and stay cached
-    x = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
-    mean = tl.load(mean_ptr + c, mask=m, other=0.0).to(tl.float32)
-    inv = 1.0 / tl.sqrt(tl.load(var_ptr + c, mask=m, other=1.0).to(tl.float32) + eps)
-    y = (x - mean) * inv
-    if HAS_W:
-        y = y * tl.load(w_ptr + c, mask=m, other=1.0).to(tl.float32)
-    if HAS_B:
-        y = y + tl.load(b_ptr + c, mask=m, other=0.0).to(tl.float32)
-    y = tl.minimum(tl.maximum(y / 6.0 + 0.5, 0.0), 1.0)
-    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=m)
-
-
 def fused_hardsigmoid_batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                                  eps=1e-05, inplace=False) -> torch.Tensor:  # fmt: skip
     xc = x.contiguous()
@@ -79,11 +63,5 @@ def fused_hardsigmoid_batch_norm(x, running_mean, running_var, weight=None, bias
                                     BLOCK=STATS_BLOCK, num_warps=8)  # fmt: skip
     else:
         mean, var = running_mean.contiguous(), running_var.contiguous()
-    w = weight if weight is not None else mean  # unused placeholders when absent
-    b = bias if bias is not None else mean
-    total = y.numel()
-    if total:
-        _bn_hardsigmoid_kernel[(triton.cdiv(total, BLOCK),)](xc, y, mean, var, w, b, total, c, hw, float(eps),
-                                                             HAS_W=weight is not None, HAS_B=bias is not None,
-                                                             BLOCK=BLOCK, num_warps=8)  # fmt: skip
+    normalize(xc, mean, var, weight, bias, y, c, hw, eps, HARDSIGMOID, BLOCK, num_warps=8)
     return y
