@@ -35,7 +35,8 @@ def _pick(v1, i1, v2, i2):
 @triton.jit
 def argbest_kernel(
     x_ptr, in_idx_ptr, val_ptr, idx_ptr, R, n_cols, n_iblocks, chunk, n_split, s_outer, s_r, s_col,
-    NEG: tl.constexpr, MODE: tl.constexpr, HAS_IDX: tl.constexpr, IS_FLOAT: tl.constexpr, ACC: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr,
+    NEG: tl.constexpr, MODE: tl.constexpr, HAS_IDX: tl.constexpr, IS_FLOAT: tl.constexpr, ACC: tl.constexpr,
+    BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr,
 ):  # fmt: skip
     pid = tl.program_id(0).to(tl.int64)
     split = tl.program_id(1).to(tl.int64)

@@ -1,5 +1,6 @@
 """Special functions as Triton device functions: digamma, which the expert solutions of `Math/digamma` and
-`Math/polygamma` (order 0) share, and trigamma (`Math/polygamma`'s order 1).
+`Math/polygamma` (order 0) share, trigamma (`Math/polygamma`'s order 1), and the Hurwitz zeta function
+(`Math/zeta`, and `Math/polygamma`'s higher orders).
 """
 
 import triton
@@ -71,3 +72,47 @@ def trigamma(x):
         s = tl.sin(3.141592653589793 * (x - tl.floor(x)))  # sin^2(pi x) has period 1: reduce first
         r = tl.where(neg, 9.869604401089358 / (s * s) - r, r)
     return r
+
+
+@triton.jit
+def _pow_neg(a, x):
+    """a ** -x for a > 0 (the only bases the sum below meets for q > 0)."""
+    return tl.exp2(-x * tl.log2(a))
+
+
+@triton.jit
+def _em_step(s, t, done, x, w, k, ratio):
+    # next Euler-Maclaurin correction: t *= (x + k) (x + k + 1) / w^2 * A[i-1] / A[i]; stop once negligible
+    t = t * ((x + k) * (x + k + 1.0) / (w * w)) * ratio
+    s = tl.where(done, s, s + t)
+    done = done | (tl.abs(t) <= 1e-9 * tl.abs(s))
+    return s, t, done
+
+
+@triton.jit
+def hurwitz_zeta(x, q):
+    """zeta(x, q) for x > 1, q > 0: nine direct terms, then the Euler-Maclaurin tail (cephes' scheme)."""
+    s = _pow_neg(q, x)
+    a = q
+    b = s
+    for _ in tl.static_range(9):
+        a = a + 1.0
+        b = _pow_neg(a, x)
+        s = s + b
+    w = a
+    s = s + b * w / (x - 1.0) - 0.5 * b
+    t = b * x / (w * 12.0)
+    s = s + t
+    done = tl.abs(t) <= 1e-9 * tl.abs(s)
+    s, t, done = _em_step(s, t, done, x, w, 1.0, -0.016666666666666666)
+    s, t, done = _em_step(s, t, done, x, w, 3.0, -0.023809523809523808)
+    s, t, done = _em_step(s, t, done, x, w, 5.0, -0.025)
+    s, t, done = _em_step(s, t, done, x, w, 7.0, -0.025252525252525252)
+    s, t, done = _em_step(s, t, done, x, w, 9.0, -0.02531135531135531)
+    s, t, done = _em_step(s, t, done, x, w, 11.0, -0.02532561505065123)
+    s, t, done = _em_step(s, t, done, x, w, 13.0, -0.025329131652661065)
+    s, t, done = _em_step(s, t, done, x, w, 15.0, -0.025330005504037485)
+    s, t, done = _em_step(s, t, done, x, w, 17.0, -0.025330223381833928)
+    s, t, done = _em_step(s, t, done, x, w, 19.0, -0.025330277786482926)
+    s, t, done = _em_step(s, t, done, x, w, 21.0, -0.025330291380456792)
+    return s

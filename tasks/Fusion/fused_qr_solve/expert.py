@@ -1,10 +1,11 @@
 """Expert kernels for Fusion/fused_qr_solve: least squares via Householder QR of [A | b], then back substitution.
 
-For each column k < n of the augmented matrix W = [A | b], a one-program kernel reads x = W[k:, k], forms
-the reflector H = I - beta v v^T with v = x - alpha e1 and alpha = -sign(x0) ||x|| (H x = alpha e1), and
-writes alpha over W[k, k]; a tiled kernel applies H to all later columns, b's included (each program owns
-a block of columns: v^T W over all rows, then W -= beta v (v^T W)), so the right-hand sides become Q^T b
-without Q ever being formed. Back substitution on R x = (Q^T b)[:n] then runs one tiled launch per row.
+For each column k < n of the augmented matrix W = [A | b], kbx/experts/householder.py's one-program kernel
+reads x = W[k:, k], forms the reflector H = I - beta v v^T with v = x - alpha e1 and alpha = -sign(x0) ||x||
+(H x = alpha e1), and writes alpha over W[k, k]; its tiled kernel applies H to all later columns, b's
+included (each program owns a block of columns: v^T W over all rows, then W -= beta v (v^T W)), so the
+right-hand sides become Q^T b without Q ever being formed. Back substitution on R x = (Q^T b)[:n] then runs
+one tiled launch per row.
 All math is fp32. Unblocked: O(m n^2) memory traffic and about 3n launches.
 
 Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 31.3 / 72.6 / 141 / 731 ms at n = 512 / 1024 / 2048 / 4096
@@ -17,38 +18,9 @@ import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.householder import REFLECT_BLOCK, apply
+from kbx.experts.householder import REFLECT_BLOCK, apply, reflector_kernel
 
 TILE_M, TILE_N = 64, 16  # back-substitution tile: rows above the current one x right-hand sides
-
-
-@triton.jit(do_not_specialize=["k"])
-def reflector_kernel(a_ptr, v_ptr, beta_ptr, m, ld, a_bstride, v_bstride, k, BLOCK: tl.constexpr):
-    """Householder reflector of A[k:, k] for matrix program_id(0): v into V[:, k], beta, alpha into A[k, k]."""
-    b = tl.program_id(0).to(tl.int64)
-    a = a_ptr + b * a_bstride
-    v = v_ptr + b * v_bstride
-    x0 = tl.load(a + k * ld + k)
-    tail = tl.zeros([BLOCK], dtype=x0.dtype)
-    for start in range(k + 1, m, BLOCK):
-        rows = start + tl.arange(0, BLOCK).to(tl.int64)
-        x = tl.load(a + rows * ld + k, mask=rows < m, other=0.0)
-        tail += x * x
-    s = tl.sum(tail, axis=0)
-    norm = tl.sqrt(x0 * x0 + s)
-    alpha = tl.where(x0 >= 0, -norm, norm)
-    alpha = tl.where(s == 0, x0, alpha)  # nothing to eliminate: H = I
-    v0 = x0 - alpha
-    beta = tl.where(s == 0, 0.0, 2.0 / tl.where(s == 0, 1.0, v0 * v0 + s))
-    tl.store(v + k * ld + k, v0)  # V has A's row stride
-    tl.store(beta_ptr + b * m + k, beta)
-    tl.store(a + k * ld + k, alpha)
-    for start in range(k + 1, m, BLOCK):
-        rows = start + tl.arange(0, BLOCK).to(tl.int64)
-        rm = rows < m
-        x = tl.load(a + rows * ld + k, mask=rm, other=0.0)
-        tl.store(v + rows * ld + k, x, mask=rm)
-        tl.store(a + rows * ld + k, tl.zeros_like(x), mask=rm)
 
 
 @triton.jit

@@ -16,53 +16,9 @@ import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.special import digamma, trigamma
+from kbx.experts.special import digamma, hurwitz_zeta, trigamma
 
 BLOCK = 1024
-
-
-@triton.jit
-def _pow_neg(a, x):
-    """a ** -x for a > 0 (the only bases the sum below meets for q > 0)."""
-    return tl.exp2(-x * tl.log2(a))
-
-
-@triton.jit
-def _em_step(s, t, done, x, w, k, ratio):
-    # next Euler-Maclaurin correction: t *= (x + k) (x + k + 1) / w^2 * A[i-1] / A[i]; stop once negligible
-    t = t * ((x + k) * (x + k + 1.0) / (w * w)) * ratio
-    s = tl.where(done, s, s + t)
-    done = done | (tl.abs(t) <= 1e-9 * tl.abs(s))
-    return s, t, done
-
-
-@triton.jit
-def _hurwitz_zeta(x, q):
-    """zeta(x, q) for x > 1, q > 0: nine direct terms, then the Euler-Maclaurin tail (cephes' scheme)."""
-    s = _pow_neg(q, x)
-    a = q
-    b = s
-    for _ in tl.static_range(9):
-        a = a + 1.0
-        b = _pow_neg(a, x)
-        s = s + b
-    w = a
-    s = s + b * w / (x - 1.0) - 0.5 * b
-    t = b * x / (w * 12.0)
-    s = s + t
-    done = tl.abs(t) <= 1e-9 * tl.abs(s)
-    s, t, done = _em_step(s, t, done, x, w, 1.0, -0.016666666666666666)
-    s, t, done = _em_step(s, t, done, x, w, 3.0, -0.023809523809523808)
-    s, t, done = _em_step(s, t, done, x, w, 5.0, -0.025)
-    s, t, done = _em_step(s, t, done, x, w, 7.0, -0.025252525252525252)
-    s, t, done = _em_step(s, t, done, x, w, 9.0, -0.02531135531135531)
-    s, t, done = _em_step(s, t, done, x, w, 11.0, -0.02532561505065123)
-    s, t, done = _em_step(s, t, done, x, w, 13.0, -0.025329131652661065)
-    s, t, done = _em_step(s, t, done, x, w, 15.0, -0.025330005504037485)
-    s, t, done = _em_step(s, t, done, x, w, 17.0, -0.025330223381833928)
-    s, t, done = _em_step(s, t, done, x, w, 19.0, -0.025330277786482926)
-    s, t, done = _em_step(s, t, done, x, w, 21.0, -0.025330291380456792)
-    return s
 
 
 @triton.jit
@@ -77,7 +33,7 @@ def _polygamma_kernel(x_ptr, y_ptr, n, order, factor, ORDER: tl.constexpr, BLOCK
         y = trigamma(x)
     else:
         s = tl.zeros_like(x) + order + 1.0
-        z = _hurwitz_zeta(s, tl.where(x > 0.0, x, 1.0))
+        z = hurwitz_zeta(s, tl.where(x > 0.0, x, 1.0))
         y = factor * z
         y = tl.where(x > 0.0, y, float("nan"))
         y = tl.where((x <= 0.0) & (x == tl.floor(x)), float("inf"), y)
