@@ -17,7 +17,7 @@ RELU, SIGMOID, HARDSIGMOID = 0, 1, 2  # normalize_kernel's ACT
 
 @triton.jit
 def channel_stats_kernel(x_ptr, mean_ptr, var_ptr, rm_ptr, rv_ptr, N, C, L, momentum,
-                          UPDATE: tl.constexpr, BR: tl.constexpr, BC: tl.constexpr):  # fmt: skip
+                         UPDATE: tl.constexpr, BR: tl.constexpr, BC: tl.constexpr):  # fmt: skip
     # a (BR samples, BC channels) tile walks over the N * L positions of BC channels at once
     ch = tl.program_id(0).to(tl.int64) * BC + tl.arange(0, BC)
     cm = ch < C
