@@ -31,10 +31,10 @@ def first_sync(task_id: str) -> str:
 
     import torch
 
-    from kbx.tasks import discover
     from kbx.tasks.inputs import make_generator
+    from kbx.tasks.registry import default_tasks_dir, load_task_id
 
-    info = discover()[task_id]
+    info = load_task_id(default_tasks_dir(), task_id)
     spec = importlib.util.spec_from_file_location("expert", info.expert_path)
     expert = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(expert)
