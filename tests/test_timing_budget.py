@@ -255,6 +255,23 @@ def test_the_window_waits_for_a_frozen_neighbours_queue_to_drain(fake_gpu):
     assert row["median_ms"] == pytest.approx(0.05)
 
 
+def test_the_window_is_not_fooled_by_a_queue_that_yields_to_a_probe_after_a_pause(fake_gpu):
+    """As measured on an H200 (kbx.eval.timing.QUIET_BURST): while a frozen process's queue drains, the GPU
+    gives this context its turn at once when it comes back after a pause, so one probe after each poll
+    looks quiet; work that follows its own end straight away waits for the other context's time slice."""
+    drained_at_s, last_end = 0.05, {"host_s": -1.0}
+
+    def yields_after_a_pause(host_s):
+        paused = host_s - last_end["host_s"] >= timing.QUIET_POLL_S
+        last_end["host_s"] = host_s
+        return 0.0 if host_s >= drained_at_s or paused else TIME_SLICE_MS
+
+    gpu = fake_gpu(0.05, foreign=yields_after_a_pause)
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    assert row["quiet"] and row["quiet_wait_ms"] >= drained_at_s * 1e3
+    assert row["contaminated_reps"] == 0 and not row["hidden_work"]
+
+
 def test_another_context_busy_through_the_window_is_no_timing_and_not_the_kernels_fault(fake_gpu):
     gpu = fake_gpu(0.05, foreign=lambda host_s: TIME_SLICE_MS)
     row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
@@ -297,9 +314,9 @@ def test_a_time_slice_beyond_a_long_call_is_no_hidden_work(fake_gpu):
 def test_repetitions_that_shared_the_gpu_are_not_counted(fake_gpu):
     calls = {"n": 0}
 
-    def every_third(host_s):
+    def every_third(host_s):  # after the window's opening probes, which found the GPU quiet
         calls["n"] += 1
-        return TIME_SLICE_MS if calls["n"] % 3 == 0 else 0.0
+        return TIME_SLICE_MS if calls["n"] > timing.QUIET_BURST and calls["n"] % 3 == 0 else 0.0
 
     gpu = fake_gpu(0.05, foreign=every_third)
     row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
@@ -307,12 +324,15 @@ def test_repetitions_that_shared_the_gpu_are_not_counted(fake_gpu):
     assert row["median_ms"] == pytest.approx(0.05)
 
 
-@pytest.mark.parametrize("probes, busy", [([False, True], False), ([False] * timing.BUSY_PROBES, True)])
-def test_the_gpu_counts_busy_after_the_repetitions_only_if_every_probe_says_so(fake_gpu, monkeypatch, probes, busy):
+QUIET = [True] * timing.QUIET_BURST  # a burst of probes that finds the GPU quiet
+
+
+@pytest.mark.parametrize("probes, busy", [([False, *QUIET], False), ([False] * timing.BUSY_PROBES, True)])
+def test_the_gpu_counts_busy_after_the_repetitions_only_if_every_burst_says_so(fake_gpu, monkeypatch, probes, busy):
     """One slow probe is a host hiccup (one in 100 took 8.7 ms on an idle H100 host), not another
-    context's work, which delays them all; a busy GPU sends the attempt to be redone or charged."""
+    context's work, which delays one of every burst; a busy GPU sends the attempt to be redone or charged."""
     gpu = fake_gpu(443.0, own_tail_ms=TIME_SLICE_MS)  # every repetition contaminated, by a sliver of a call
-    answers = iter([True, *probes])  # the window's opening wait, then the probes after the repetitions
+    answers = iter(QUIET + probes)  # the window's opening wait, then the probes after the repetitions
     monkeypatch.setattr(timing, "gpu_is_quiet", lambda pol: next(answers))
     row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
     assert row["contaminated_reps"] == row["reps"] and not row["hidden_work"]

@@ -20,8 +20,8 @@ lands inside the kernel's time. The sleep lasts a few times the call's launching
 measured it (at most about 1 ms), and longer when a repetition's launching outlasted it. A
 repetition whose sleep took longer than its cycles at NVML's SM clock, or whose host time exceeded
 its GPU window by more than launch and wake-up, shared the GPU with another context (or with the
-process's own hidden work) and is not counted; before the repetitions, the window waits until a
-probe sleep comes back in its own time (`gpu_is_quiet`).
+process's own hidden work) and is not counted; before the repetitions, the window waits until a few
+probe sleeps in a row come back in their own time (`wait_until_quiet`).
 A kernel too slow for the budget (one call longer than the budget plus the grace) is not measured
 alone: its row keeps the estimate from the shared phase, marked `shared`, which can only make it
 look slower than it is.
@@ -78,11 +78,17 @@ QUIET_SLACK_MS = 0.5
 # less is not worth hiding, and one time slice of another context (~2 ms) is 0.46 % of a 443 ms call
 # (a GEAK fused_qr_solve kernel on an H100, charged before this floor; the same code on the line before was ok).
 HIDDEN_MIN_SHARE = 0.05
-# Probes that must all come back slow before the GPU counts as busy after the repetitions: another
-# context's work delays every one by a time slice, the host's own hiccups only some (one probe in 100
+# Bursts of probes that must all find the GPU busy before it counts as busy after the repetitions: another
+# context's work delays one probe of every burst by a time slice, the host's own hiccups only some (one probe in 100
 # took 8.7 ms on an idle two-H100 host, 2026-11-27; the median was 0.114 ms).
 BUSY_PROBES = 5
 QUIET_POLL_S = 0.002  # between probes while waiting for the GPU to go quiet
+# Probes back to back that must all come back in their own time before a window's repetitions: one is fooled
+# by work a frozen process had queued. On an H200 (2026-12-04, scripts/foreign_queue_probe.py), while another
+# process's 6 s of queued matmuls drained, 99.1 % of 235 single probes QUIET_POLL_S apart looked quiet and none
+# of 120 bursts of three did; on the idle GPU all 246 bursts did. A context that waited gets the GPU at once,
+# so a probe after a pause runs in its own slice; the next one waits for the other context's slice.
+QUIET_BURST = 3
 MAX_REDONE_REPS = 20  # repetitions measured again because launching outlasted the sleep, per shape
 HOST_BOUND_REPS = 3  # repetitions in a row whose launching outlasted the sleep: the call is bound by the host
 ESTIMATE_CALLS = 3  # estimating calls at most per shape, while freezes for other attempts' windows land in them
@@ -321,12 +327,12 @@ def time_perf_shapes(entry, info, device: str, policy: dict, enter=lambda shape,
 
 
 def wait_until_quiet(pol: TimingPolicy) -> tuple[bool, float]:
-    """Probe until the GPU is quiet (`gpu_is_quiet`) or `pol.quiet_wait_s` has passed: work that
-    frozen processes had already queued drains on its own. (quiet, ms waited)."""
+    """Probe until the GPU is quiet (QUIET_BURST probes in a row, `gpu_is_quiet`) or `pol.quiet_wait_s`
+    has passed: work that frozen processes had already queued drains on its own. (quiet, ms waited)."""
     started = _CLOCK()
     deadline = started + pol.quiet_wait_s
     while True:
-        if gpu_is_quiet(pol):
+        if quiet_burst(pol):
             return True, (_CLOCK() - started) * 1e3
         if _CLOCK() > deadline:
             return False, (_CLOCK() - started) * 1e3
@@ -348,10 +354,15 @@ def gpu_is_quiet(pol: TimingPolicy) -> bool:
     return (_CLOCK() - t0) * 1e3 <= expected * (1 + pol.quiet_tolerance) + QUIET_SLACK_MS
 
 
+def quiet_burst(pol: TimingPolicy) -> bool:
+    """Whether QUIET_BURST probes back to back all find the GPU quiet (`gpu_is_quiet`)."""
+    return all(gpu_is_quiet(pol) for _ in range(QUIET_BURST))
+
+
 def gpu_stays_busy(pol: TimingPolicy) -> bool:
-    """Whether BUSY_PROBES probes, QUIET_POLL_S apart, all find the GPU busy (`gpu_is_quiet`)."""
+    """Whether BUSY_PROBES bursts of probes, QUIET_POLL_S apart, all find the GPU busy (`quiet_burst`)."""
     for _ in range(BUSY_PROBES):
-        if gpu_is_quiet(pol):
+        if quiet_burst(pol):
             return False
         time.sleep(QUIET_POLL_S)
     return True
