@@ -190,6 +190,22 @@ def test_keep_rate_check_accepts_a_plausible_rate_and_names_an_implausible_one()
     assert keep_rate_reason(0, 50, 0.5, "tiny") == ""  # too few elements to judge
 
 
+def test_dropout_check_names_a_value_that_was_not_kept_a_rate_off_and_a_non_finite_output():
+    import torch
+
+    from kbx.tasks.stochastic import dropout_reason
+
+    gen = torch.Generator().manual_seed(0)
+    kept_val = torch.rand(10_000, generator=gen, dtype=torch.float64) + 1.0  # every element informative
+    allowed = torch.full_like(kept_val, 1e-6)
+    mask = torch.rand(10_000, generator=gen) < 0.9  # p = 0.1
+    assert dropout_reason(torch.where(mask, kept_val, 0.0).float(), kept_val, allowed, 0.1) == ""
+    wrong = torch.where(mask, kept_val * 1.01, 0.0)
+    assert "neither 0 nor the kept value" in dropout_reason(wrong, kept_val, allowed, 0.1)
+    assert "kept fraction" in dropout_reason(torch.where(mask, kept_val, 0.0), kept_val, allowed, 0.5)
+    assert dropout_reason(torch.full_like(kept_val, float("nan")), kept_val, allowed, 0.1) == "output has non-finite values"
+
+
 def test_lion_accepts_either_sign_only_where_the_update_is_within_rounding_of_zero():
     import torch
 

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
-from kbx.tasks.stochastic import keep_rate_reason
+from kbx.tasks.stochastic import dropout_reason
 
 # audit: TF32 error reaches 0.51x the 1x allowance (sigmoid-squashed output); 2x for headroom
 TOLERANCE = matmul_tolerance(2.0)
@@ -34,34 +34,6 @@ def make_inputs(params, gen, device) -> Call:
     return Call((x, w, b), kwargs)
 
 
-def _dropout_reason(got, kept_val, allowed, p):
-    """'' if each element of `got` is 0 or its kept value (within `allowed`) at a plausible keep rate.
-
-    Elements whose kept value is itself within `allowed` of 0 say nothing about the mask and are not
-    counted; the rate test runs over the whole flattened tensor and over each half.
-    """
-    g = got.detach().to(kept_val.device, torch.float64).flatten()
-    kept_val, allowed = kept_val.flatten(), allowed.flatten()
-    if not bool(torch.isfinite(g).all()):
-        return "output has non-finite values"
-    is_zero = g == 0
-    bad = ~(is_zero | ((g - kept_val).abs() <= allowed))
-    if bad.any():
-        i = int(bad.nonzero()[0])
-        return (
-            f"{int(bad.sum())} of {g.numel()} elements are neither 0 nor the kept value, e.g. flat index {i}: "
-            f"got {g[i].item():.6g}, kept value {kept_val[i].item():.6g}"
-        )
-    info = kept_val.abs() > allowed
-    kept = info & ~is_zero
-    half = g.numel() // 2
-    for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
-        if reason:
-            return reason
-    return ""
-
-
 def plausible(call: Call, got) -> str | None:
     """None when deterministic (training=False, p <= 0 or p >= 1); '' for a plausible draw; else a reason.
 
@@ -77,7 +49,7 @@ def plausible(call: Call, got) -> str | None:
     kept_val = torch.sigmoid(F.linear(x.detach().double(), w.detach().double(), b64)) / (1.0 - p)
     atol, rtol, rms_atol = TOLERANCE.for_dtype("float32")
     allowed = atol + rtol * kept_val.abs() + rms_atol * float(kept_val.square().mean().sqrt())
-    return _dropout_reason(got, kept_val, allowed, p)
+    return dropout_reason(got, kept_val, allowed, p)
 
 
 def _flops(input, weight, bias=None, p=0.5, training=True, inplace=False):
