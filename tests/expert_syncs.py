@@ -4,7 +4,7 @@ Each expert is called once at every perf shape of its task after a warm-up call 
 fills any per-device cache an expert keeps), the second call under torch's sync debug mode set to raise:
 any synchronising CUDA call (`.item()`, a device-to-host copy, a copy from pageable host memory to the
 device) then stops the call, and the frame of the expert's own code that made it is reported. Prints one
-JSON object, task id -> "file:line" of the first sync (tasks that never sync are left out).
+JSON object, task id -> "SHAPE: file:line" of the first sync (tasks that never sync are left out).
 
 Why it matters (issue 15 (b)): a sync makes a call's time the host's, and this host runs at two speeds,
 so the synced experts' timings moved by up to 251 % between two runs where the GPU-bound ones moved 1.7 %.
@@ -26,7 +26,7 @@ SEED = 0
 
 
 def first_sync(task_id: str) -> str:
-    """"" when the expert's calls never synchronise, else "file:line" of its code that did (or the error)."""
+    """The empty string when the expert's calls never synchronise, else "SHAPE: file:line" of its code that did."""
     import importlib.util
 
     import torch

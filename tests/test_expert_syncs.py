@@ -34,7 +34,7 @@ RUN_LIMIT_S = 900
 
 
 @pytest.mark.gpu
-def test_no_expert_waits_for_the_gpu_unless_its_output_needs_it():
+def test_no_expert_waits_for_the_gpu_unless_its_reference_does():
     out = subprocess.run([sys.executable, "-m", "tests.expert_syncs"], cwd=REPO, capture_output=True, text=True,
                          timeout=RUN_LIMIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]

@@ -87,11 +87,11 @@ EXPLAINED_FAST = {
     "Fusion/fused_pairwise_distance_normalize": "one pass per input for each row's scale",
     "Fusion/fused_repeat_interleave_log_softmax": "logsumexp weighted by the repeat counts, nothing repeated",
     "LinearAlgebra/low_rank_svd_approximation": "subspace iteration on k columns where the spectrum has a gap at k",
-    "Math/bitwise_and_binomial": "at most 10 Bernoulli trials per count where eager runs its general sampler "
-                                 "(9.2x and 10.3x in two runs, H200)",
     "LinearAlgebra/matrix_power_eig": "an integer power by repeated squaring, not an eigendecomposition (164x, H200)",
     "LinearAlgebra/pseudoinverse_svd": "Newton-Schulz products, not an SVD, where no singular value is cut",
     "Loss/nll_loss": "one gather pass over the rows instead of eager's several kernels",
+    "Math/bitwise_and_binomial": "at most 10 Bernoulli trials per count where eager runs its general sampler "
+                                 "(9.2x and 10.3x in two runs, H200)",
     "MatrixMultiply/matrix_multiply_and_row_dot": "only rows 0 and 1 of the product are formed",
     "Normalization/normalized_cosine_similarity": "one fused pass per row (10.95x on an H200, 9.3x on an H100)",
     "Normalization/spectral_norm_eig": "the spectral radius by repeated squaring, not an eigendecomposition",

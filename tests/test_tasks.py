@@ -203,7 +203,8 @@ def test_dropout_check_names_a_value_that_was_not_kept_a_rate_off_and_a_non_fini
     wrong = torch.where(mask, kept_val * 1.01, 0.0)
     assert "neither 0 nor the kept value" in dropout_reason(wrong, kept_val, allowed, 0.1)
     assert "kept fraction" in dropout_reason(torch.where(mask, kept_val, 0.0), kept_val, allowed, 0.5)
-    assert dropout_reason(torch.full_like(kept_val, float("nan")), kept_val, allowed, 0.1) == "output has non-finite values"
+    nan = torch.full_like(kept_val, float("nan"))
+    assert dropout_reason(nan, kept_val, allowed, 0.1) == "output has non-finite values"
 
 
 def test_lion_accepts_either_sign_only_where_the_update_is_within_rounding_of_zero():
