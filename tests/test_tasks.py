@@ -190,6 +190,18 @@ def test_keep_rate_check_accepts_a_plausible_rate_and_names_an_implausible_one()
     assert keep_rate_reason(0, 50, 0.5, "tiny") == ""  # too few elements to judge
 
 
+def test_keep_rate_check_finds_a_mask_that_is_right_overall_but_drawn_for_one_half():
+    import torch
+
+    from kbx.tasks.stochastic import keep_rate_in_halves
+
+    info = torch.ones(10_000, dtype=torch.bool)
+    alternate = torch.arange(10_000) % 2 == 0  # keep rate 0.5 everywhere
+    assert keep_rate_in_halves(alternate, info, 0.5) == ""
+    first_half = torch.arange(10_000) < 5_000  # 0.5 overall: all kept, then none
+    assert keep_rate_in_halves(first_half, info, 0.5).startswith("first half: kept fraction 1.0000")
+
+
 def test_dropout_check_names_a_value_that_was_not_kept_a_rate_off_and_a_non_finite_output():
     import torch
 

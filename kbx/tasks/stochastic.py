@@ -22,6 +22,19 @@ def keep_rate_reason(kept: int, total: int, q: float, what: str) -> str:
     return ""
 
 
+def keep_rate_in_halves(kept, info, q: float) -> str:
+    """'' if the kept fraction of the informative elements (`info`, bool) is plausible for keep rate `q`
+    over the whole flattened tensor and over each half: a mask drawn for one half only, or a rate that
+    drifts along the tensor, shows in a half where the whole can still look right."""
+    kept, info = kept.flatten(), info.flatten()
+    half = info.numel() // 2
+    for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
+        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), q, what)
+        if reason:
+            return reason
+    return ""
+
+
 def dropout_reason(got, kept_val, allowed, p: float) -> str:
     """'' if each element of `got` is 0 or its kept value (within `allowed`) at a plausible keep rate.
 
@@ -42,9 +55,4 @@ def dropout_reason(got, kept_val, allowed, p: float) -> str:
         )
     info = kept_val.abs() > allowed
     kept = info & ~is_zero
-    half = g.numel() // 2
-    for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
-        if reason:
-            return reason
-    return ""
+    return keep_rate_in_halves(kept, info, 1.0 - p)

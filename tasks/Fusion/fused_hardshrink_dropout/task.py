@@ -10,7 +10,7 @@ import torch
 
 from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import literal, rand_tensor
-from kbx.tasks.stochastic import keep_rate_reason
+from kbx.tasks.stochastic import keep_rate_in_halves
 
 TOLERANCE = Tolerance()
 
@@ -65,12 +65,7 @@ def plausible(call: Call, got) -> str | None:
     info = (kept_val != 0) & ~near
     kept = info & ~is_zero
     q = 1.0 - p
-    half = g.numel() // 2
-    for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), q, what)
-        if reason:
-            return reason
-    return ""
+    return keep_rate_in_halves(kept, info, q)
 
 
 def _flops(input, p=0.5, training=True, inplace=False, lambd=0.5):

@@ -15,7 +15,7 @@ import torch
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
-from kbx.tasks.stochastic import keep_rate_reason
+from kbx.tasks.stochastic import keep_rate_in_halves
 
 # Triton's tl.dot truncates to TF32: over 1,000 seeds of outlier_eval the truncating model (the reference on
 # TF32-truncated product operands against the fp32 reference, docs/BENCHMARKS.md 2026-11-28) reached
@@ -82,12 +82,7 @@ def plausible(call: Call, got) -> str | None:
         )
     info = (kept_val.abs() > 0.1 * float(kept_val.square().mean().sqrt())).flatten()
     kept = mask.flatten() & info
-    half = info.numel() // 2
-    for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
-        if reason:
-            return reason
-    return ""
+    return keep_rate_in_halves(kept, info, 1.0 - p)
 
 
 def _flops(input1, input2, other, mat2, p=0.5, training=True, inplace=False, dim=-1, *, out=None):

@@ -15,7 +15,7 @@ import torch
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, Tolerance
 from kbx.tasks.inputs import rand_tensor
 from kbx.tasks.spec import TF32_RMS_ATOL
-from kbx.tasks.stochastic import keep_rate_reason
+from kbx.tasks.stochastic import keep_rate_in_halves
 
 TOLERANCE = Tolerance(rms_atol={"float32": TF32_RMS_ATOL, "float16": TF32_RMS_ATOL})
 
@@ -69,12 +69,7 @@ def plausible(call: Call, got) -> str | None:
         )
     info = kept_val.abs() > 2 * allowed
     kept = info & ~is_zero
-    half = g.numel() // 2
-    for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
-        if reason:
-            return reason
-    return ""
+    return keep_rate_in_halves(kept, info, 1.0 - p)
 
 
 def _flops(input, vec, p=0.5, training=True, inplace=False, dim=0, *, out=None):

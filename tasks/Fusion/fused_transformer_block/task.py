@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
-from kbx.tasks.stochastic import keep_rate_reason
+from kbx.tasks.stochastic import keep_rate_in_halves
 
 INFORMATIVE = 2.0  # a row judges dropout's presence when dropout moves it by this many tolerances (sd)
 # The elementwise comparison (dropout_p = 0 cases). The layer norm divides the products' TF32 error by
@@ -124,12 +124,7 @@ def plausible(call: Call, got) -> str | None:
         )
     info = (kept_val > 0.1 * float(kept_val.square().mean().sqrt())).flatten()
     kept = mask.flatten() & info
-    half = info.numel() // 2
-    for what, sl in (("whole", slice(None)), ("first half", slice(0, half)), ("second half", slice(half, None))):
-        reason = keep_rate_reason(int(kept[sl].sum()), int(info[sl].sum()), 1.0 - p, what)
-        if reason:
-            return reason
-    return ""
+    return keep_rate_in_halves(kept, info, 1.0 - p)
 
 
 def _flops(input, weight1, weight2, residual, dropout_p=0.1, eps=1e-05, *, out=None):
