@@ -358,6 +358,7 @@ def summary_data(report: dict, command: str) -> dict:
             "repeat_gpu_bound_median_pct": _pct((rep.get("gpu_bound") or {}).get("median_rel_delta")),
             "repeat_gpu_bound_p95_pct": _pct((rep.get("gpu_bound") or {}).get("p95_rel_delta")),
             "repeat_largest": rep.get("largest", []),
+            "repeat_gpu_bound_largest": rep.get("gpu_bound_largest", []),
             "copy_gbps": report.get("copy_gbps", 0.0),
             "copy_bw_median_pct": _pct(bw.get("median_fraction")),
             "copy_bw_p25_pct": _pct(bw.get("p25_fraction"))}  # fmt: skip
@@ -419,10 +420,16 @@ def repeatability(a: list[dict], b: list[dict]) -> dict:
                                 "sm_clock_mhz": [s0.get("sm_clock_mhz"), s.get("sm_clock_mhz")]})  # fmt: skip
     if not changes:
         return {"shapes": 0}
-    gpu_bound = [c["delta"] for c in changes if not any(c["host_bound"])]
+    gpu_bound = sorted((c for c in changes if not any(c["host_bound"])), key=lambda c: -c["delta"])
     return {"shapes": len(changes), **_median_p95([c["delta"] for c in changes]),
-            "gpu_bound_shapes": len(gpu_bound), "gpu_bound": _median_p95(gpu_bound),
-            "largest": sorted(changes, key=lambda c: -c["delta"])[:LARGEST_CHANGES]}  # fmt: skip
+            "gpu_bound_shapes": len(gpu_bound), "gpu_bound": _median_p95([c["delta"] for c in gpu_bound]),
+            "largest": sorted(changes, key=lambda c: -c["delta"])[:LARGEST_CHANGES],
+            "gpu_bound_largest": gpu_bound[:LARGEST_CHANGES]}  # fmt: skip
+
+
+def _change_line(c: dict) -> str:
+    return (f"      {c['task']:40s} {c['shape']:20s} {c['delta']:6.1%}  {c['ms'][0]:.4g} -> {c['ms'][1]:.4g} ms "
+            f"reps {c['reps']} iqr {c['iqr_ms']}{' host-bound' if any(c.get('host_bound', ())) else ''}")
 
 
 def _median_p95(deltas: list[float]) -> dict:
@@ -470,9 +477,10 @@ def format_report(report: dict) -> str:
     if rep and rep.get("shapes"):
         lines.append(f"(b) repeatability over {rep['shapes']} shapes: median |delta| {rep['median_rel_delta']:.2%}, "
                      f"p95 {rep['p95_rel_delta']:.2%}" + _gpu_bound_clause(rep) + "; largest:")  # fmt: skip
-        lines += [f"      {c['task']:40s} {c['shape']:20s} {c['delta']:6.1%}  {c['ms'][0]:.4g} -> {c['ms'][1]:.4g} ms "
-                  f"reps {c['reps']} iqr {c['iqr_ms']}{' host-bound' if any(c.get('host_bound', ())) else ''}"
-                  for c in rep["largest"]]  # fmt: skip
+        lines += [_change_line(c) for c in rep["largest"]]
+        if rep.get("gpu_bound_shapes", rep["shapes"]) < rep["shapes"]:  # the host-bound ones can hide these
+            lines.append("    largest among the shapes neither run found host-bound:")
+            lines += [_change_line(c) for c in rep.get("gpu_bound_largest", [])]
     bw = s.get("bandwidth")
     if bw and bw.get("tasks"):
         lines.append(f"(c) memory-bound experts: median {bw['median_fraction']:.1%}, p25 {bw['p25_fraction']:.1%} of "

@@ -35,7 +35,10 @@ def test_repeatability_also_over_the_shapes_no_run_found_host_bound():
     assert rep["largest"][0]["host_bound"] == [True, False]
     report = {"device": "H200", "n_kernels": 1, "gpus": 1,
               "runs": [{"wall_s": 1.0, "records": first}, {"wall_s": 1.0, "records": second}]}  # fmt: skip
-    assert "neither run found host-bound: median 0.99%, p95 1.98%" in format_report(report)
+    text = format_report(report)
+    assert "neither run found host-bound: median 0.99%, p95 1.98%" in text
+    assert [c["shape"] for c in rep["gpu_bound_largest"]] == ["b", "a"]  # the host-bound c would hide b
+    assert text.split("largest among the shapes neither run found host-bound:")[1].split()[:2] == ["LinearAlgebra/qr", "b"]
 
 
 def test_exclusive_share_counts_candidate_and_baseline_windows_per_gpu():
