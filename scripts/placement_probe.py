@@ -1,6 +1,6 @@
 """On a GPU machine: does where an expert's output (or input) lands in device memory move its GPU time?
 
-Why: two GPU-bound conv fusions moved 10-21 % between the two runs of the full suite on an H200
+Why: two GPU-bound conv fusions moved 10-19 % between the two runs of the full suite on an H200
 (2026-12-04, docs/BENCHMARKS.md), with a small spread within each run, while their baselines and the other
 conv experts repeated within 0.5 %. Measured alone, neither other CUDA contexts (idle or frozen) nor where
 their inputs lay moved them by more than 0.8 %; but processes with different allocation histories gave
