@@ -15,7 +15,6 @@ as kbx's timing makes them), with the perf seed kbx uses.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import statistics
 import sys
@@ -25,21 +24,13 @@ import torch
 
 from kbx.eval.timing_policy import TimingPolicy
 from kbx.tasks.inputs import make_generator
-from kbx.tasks.registry import default_tasks_dir, load_task_id
+from kbx.tasks.registry import default_tasks_dir, expert_entry, load_task_id
 
 TASKS = ("Fusion/fused_relu_max_pool2d_conv2d", "Fusion/fused_dropout_relu_batch_norm_conv2d",
          "Fusion/fused_gelu_conv2d")  # the last: a conv expert that repeated within 0.5 % (control)  # fmt: skip
 PLACEMENTS = 8
 CALLS = 15
 SLEEP_CYCLES = 1_000_000  # about 0.5 ms of GPU sleep before each call, so the launch is hidden
-
-
-def load(task_id: str):
-    info = load_task_id(default_tasks_dir(), task_id)
-    spec = importlib.util.spec_from_file_location("expert", info.expert_path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return info, getattr(module, info.spec.entry)
 
 
 def median_ms(fn, call, flush: torch.Tensor) -> tuple[float, object]:
@@ -66,7 +57,8 @@ def moved_inputs(call):
 
 
 def probe(task_id: str, flush: torch.Tensor) -> list[dict]:
-    info, fn = load(task_id)
+    info = load_task_id(default_tasks_dir(), task_id)
+    fn = expert_entry(info)
     case = info.spec.perf[-1]
     call = info.spec.make_inputs(case.params, make_generator(TimingPolicy().seed, "cuda"), "cuda")
     rows, held = [], []

@@ -28,7 +28,6 @@ kbx.tasks.identities.worst_ratio measures it) per seed: median, p99 and max, and
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 
 import torch
@@ -37,6 +36,7 @@ from kbx.eval.compare import allowance
 from kbx.tasks import discover, identities
 from kbx.tasks.audit import round_to_tf32, run_reference, run_tf32, truncate_to_tf32
 from kbx.tasks.inputs import make_generator
+from kbx.tasks.registry import expert_entry
 from kbx.tasks.spec import FIXED
 
 PRODUCT_MIN_DIMS = 2  # the operands a TF32 product rounds: (M, K) and (N, K), or NCHW and (C_out, C_in, kh, kw)
@@ -80,17 +80,15 @@ def judged_ratio(info, case, seed: int, device: str, got) -> float:
     return float(((got.double() - expected.double()).abs() / bound).max())
 
 
-EXPERTS: dict = {}  # task id -> its expert module, loaded once
+EXPERTS: dict = {}  # task id -> its expert function, loaded once
 
 
 def run_expert(info, case, seed: int, device: str):
     """The task's expert kernel on the case's inputs (as a worker calls a candidate, minus the sandbox)."""
     if info.id not in EXPERTS:
-        spec = importlib.util.spec_from_file_location(f"expert_{info.stem}", info.expert_path)
-        EXPERTS[info.id] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(EXPERTS[info.id])
+        EXPERTS[info.id] = expert_entry(info)
     call = info.spec.make_inputs(case.params, make_generator(seed, device), device)
-    return getattr(EXPERTS[info.id], info.spec.entry)(*call.args, **call.kwargs)
+    return EXPERTS[info.id](*call.args, **call.kwargs)
 
 
 def main() -> None:

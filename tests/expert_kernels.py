@@ -56,21 +56,19 @@ def capture(task_ids: list[str]) -> dict:
 
     from kbx.tasks import discover
     from kbx.tasks.inputs import make_generator
+    from kbx.tasks.registry import expert_entry
 
     tasks, launches, skipped = discover(), [], {}
     for task_id in task_ids:
         spec = tasks[task_id].spec
-        module_spec = importlib.util.spec_from_file_location(f"expert_{task_id.replace('/', '_')}",
-                                                             tasks[task_id].expert_path)  # fmt: skip
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
+        entry = expert_entry(tasks[task_id])
         calls = sorted((spec.make_inputs(c.params, make_generator(0, "cpu"), "cpu") for c in spec.cases),
                        key=lambda c: sum(v.numel() for v in [*c.args, *c.kwargs.values()]
                                          if isinstance(v, torch.Tensor)))  # fmt: skip
         for call in calls:
             with recording() as launched:
                 try:
-                    getattr(module, spec.entry)(*call.args, **call.kwargs)
+                    entry(*call.args, **call.kwargs)
                 except Exception as exc:  # an error case, or the interpreter's limits (bf16 arithmetic, libdevice)
                     skipped[task_id] = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
                     continue

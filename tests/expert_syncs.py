@@ -27,18 +27,13 @@ SEED = 0
 
 def first_sync(task_id: str) -> str:
     """The empty string when the expert's calls never synchronise, else "SHAPE: file:line" of its code that did."""
-    import importlib.util
-
     import torch
 
     from kbx.tasks.inputs import make_generator
-    from kbx.tasks.registry import default_tasks_dir, load_task_id
+    from kbx.tasks.registry import default_tasks_dir, expert_entry, load_task_id
 
     info = load_task_id(default_tasks_dir(), task_id)
-    spec = importlib.util.spec_from_file_location("expert", info.expert_path)
-    expert = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(expert)
-    entry = getattr(expert, info.spec.entry)
+    entry = expert_entry(info)
     for case in info.spec.perf:
         call = info.spec.make_inputs(case.params, make_generator(SEED, "cuda"), "cuda")
         entry(*call.args, **call.kwargs)  # warm-up: compiling, per-device caches

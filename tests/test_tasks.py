@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from kbx.tasks import CATEGORIES, TaskError, default_tasks_dir, discover, select
 from kbx.tasks.check import check_task
-from kbx.tasks.registry import load_task_id
+from kbx.tasks.registry import expert_entry, load_task_id
 
 GOOD_TASK = textwrap.dedent(
     '''
@@ -179,6 +180,13 @@ def test_tasks_cli_json_lists_records(kbx_cli):
 def test_tasks_cli_rejects_unknown_category(kbx_cli):
     code, _, err = kbx_cli("kbx.tasks", "--category", "nope")
     assert code == 2 and "unknown category" in err
+
+
+def test_expert_entry_is_a_variants_own_function_and_a_task_without_an_expert_says_so():
+    variant = load_task_id(default_tasks_dir(), "Activation/gelu_bf16")
+    assert expert_entry(variant).__name__ == "gelu_bf16"  # the folder's expert.py serves every variant
+    with pytest.raises(TaskError, match="has no expert.py"):
+        expert_entry(dataclasses.replace(variant, expert_path=""))
 
 
 def test_keep_rate_check_accepts_a_plausible_rate_and_names_an_implausible_one():

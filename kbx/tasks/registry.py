@@ -118,6 +118,17 @@ def load_folder(task_dir: Path, category: str) -> list[TaskInfo]:
     return [info(task_dir.name, task), *(info(v.entry, v) for v in variants(module, task_dir.name, task_file))]
 
 
+def expert_entry(info: TaskInfo):
+    """The task's expert function, its `expert.py` loaded as a module of its own (for the scripts and tests
+    that call an expert directly; the evaluator runs it as a candidate, in a worker)."""
+    if not info.expert_path:
+        raise TaskError(f"{info.id}: has no {EXPERT_FILE}")
+    spec = importlib.util.spec_from_file_location("kbx_expert__" + info.id.replace("/", "__"), info.expert_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, info.spec.entry)
+
+
 def variants(module, folder: str, task_file: Path) -> list[Task]:
     """The module's validated `VARIANTS` (none when it defines none)."""
     declared = getattr(module, VARIANTS_NAME, [])
