@@ -148,6 +148,40 @@ def test_determinant_via_qr_multiplies_past_fp32s_range():
     assert _run_expert_script("LinearAlgebra/determinant_via_qr", DETERMINANT_PAST_FP32) == 4.0
 
 
+QR_ACROSS_PANELS = """
+g = torch.Generator().manual_seed(0)
+worst = 0.0
+for shape in [(2, 70, 45), (2, 45, 70), (100, 100)]:  # panels of 32 columns: full, partial, several
+    a = torch.randn(*shape, generator=g, dtype=torch.float64).to(device)
+    for mode in ("reduced", "complete"):
+        q, r = expert.qr(a, mode)
+        eye = torch.eye(q.shape[-1], dtype=torch.float64, device=device)
+        worst = max(worst, float((q @ r - a).abs().max()), float((q.mT @ q - eye).abs().max()),
+                    float(torch.tril(r, -1).abs().max()))
+print(worst)
+"""
+
+
+def test_qr_reconstructs_and_stays_orthogonal_across_panels():
+    """The correctness cases fit one panel (kbx/experts/householder.py's PANEL, 32 columns); these need
+    two or four, with a partial last one, wide and tall, so the block reflectors' T and the backward
+    forming of Q are checked too."""
+    assert _run_expert_script("LinearAlgebra/qr", QR_ACROSS_PANELS) < 1e-12
+
+
+LEAST_SQUARES_ACROSS_PANELS = """
+g = torch.Generator().manual_seed(0)
+a, b = torch.randn(130, 70, generator=g), torch.randn(130, 10, generator=g)
+x = expert.fused_qr_solve(a.to(device), b.to(device)).double().cpu()
+print(float((x - torch.linalg.lstsq(a.double(), b.double()).solution).abs().max()))
+"""
+
+
+def test_qr_least_squares_back_substitutes_across_blocks():
+    """Three blocks of back substitution (70 rows, 32 a block), the top one partial: fp32, against float64."""
+    assert _run_expert_script("Fusion/fused_qr_solve", LEAST_SQUARES_ACROSS_PANELS) < 1e-5
+
+
 SVD_SMALL_SINGULAR_VALUE = """
 g = torch.Generator().manual_seed(0)
 u0, v0 = (torch.linalg.qr(torch.randn(16, 16, generator=g, dtype=torch.float64))[0] for _ in range(2))

@@ -18,26 +18,39 @@ import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.householder import REFLECT_BLOCK, apply, reflector_kernel
+from kbx.experts.householder import PANEL, householder
 
-TILE_M, TILE_N = 64, 16  # back-substitution tile: rows above the current one x right-hand sides
+SOLVE_ROWS, SOLVE_RHS = 64, 16  # back-substitution tile: rows above the block x right-hand sides
 
 
-@triton.jit
-def _back_substitute_kernel(w_ptr, x_ptr, n, ld, nrhs, i, TILE_M: tl.constexpr, TILE_N: tl.constexpr):
-    # x[i, :] = c[i, :] / R[i, i]; then c[r, :] -= R[r, i] * x[i, :] for the rows r < i (c = W[:n, n:])
-    c = tl.program_id(1).to(tl.int64) * TILE_N + tl.arange(0, TILE_N)
-    cmask = c < nrhs
-    xi = tl.load(w_ptr + i * ld + n + c, mask=cmask, other=0.0) / tl.load(w_ptr + i * ld + i)
+@triton.jit(do_not_specialize=["i0"])
+def _back_substitute_kernel(w_ptr, x_ptr, n, ld, nrhs, i0, NB: tl.constexpr, ROWS: tl.constexpr,
+                            RHS: tl.constexpr):  # fmt: skip
+    """Rows i0..i0+NB of x: every program solves R[blk, blk] x_blk = c_blk in registers (NB x RHS, cheap to
+    repeat) and the first stores it; then each subtracts R[rows, blk] x_blk from its rows above i0 (c = W[:n, n:])."""
+    rhs = tl.program_id(1) * RHS + tl.arange(0, RHS)
+    hm = rhs < nrhs
+    idx = tl.arange(0, NB)
+    blk = i0 + idx.to(tl.int64)
+    bm = blk < n
+    diag = tl.load(w_ptr + blk[:, None] * ld + blk[None, :], mask=bm[:, None] & bm[None, :], other=0.0)
+    c = tl.load(w_ptr + blk[:, None] * ld + n + rhs[None, :], mask=bm[:, None] & hm[None, :], other=0.0)
+    for t in range(0, NB):
+        jj = NB - 1 - t
+        r_jj = tl.sum(tl.sum(tl.where((idx[:, None] == jj) & (idx[None, :] == jj), diag, 0.0), axis=1), axis=0)
+        x_jj = tl.sum(tl.where(idx[:, None] == jj, c, 0.0), axis=0) / tl.where(i0 + jj < n, r_jj, 1.0)
+        c = tl.where(idx[:, None] == jj, x_jj[None, :], c - tl.where(idx < jj, tl.sum(tl.where(
+            idx[None, :] == jj, diag, 0.0), axis=1), 0.0)[:, None] * x_jj[None, :])  # fmt: skip
     if tl.program_id(0) == 0:
-        tl.store(x_ptr + i * nrhs + c, xi, mask=cmask)
-    rows = tl.program_id(0).to(tl.int64) * TILE_M + tl.arange(0, TILE_M)
-    rmask = rows < i
-    u = tl.load(w_ptr + rows * ld + i, mask=rmask, other=0.0)
-    ptrs = w_ptr + rows[:, None] * ld + n + c[None, :]
-    m2 = rmask[:, None] & cmask[None, :]
-    rhs = tl.load(ptrs, mask=m2, other=0.0)
-    tl.store(ptrs, rhs - u[:, None] * xi[None, :], mask=m2)
+        tl.store(x_ptr + blk[:, None] * nrhs + rhs[None, :], c, mask=bm[:, None] & hm[None, :])
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rm = rows < i0
+    u = tl.load(w_ptr + rows[:, None] * ld + blk[None, :], mask=rm[:, None] & bm[None, :], other=0.0)
+    ptrs = w_ptr + rows[:, None] * ld + n + rhs[None, :]
+    m2 = rm[:, None] & hm[None, :]
+    updated = tl.load(ptrs, mask=m2, other=0.0) - tl.dot(u, c, input_precision="ieee")
+    tl.debug_barrier()  # load before store: kbx/experts/householder.py, READ_BEFORE_WRITE
+    tl.store(ptrs, updated, mask=m2)
 
 
 def fused_qr_solve(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -45,19 +58,14 @@ def fused_qr_solve(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         raise RuntimeError(f"fused_qr_solve: expected A (m, n) with m >= n and b (m, k), got {tuple(A.shape)} "
                            f"and {tuple(b.shape)}")  # fmt: skip
     (m, n), k = A.shape, b.shape[1]
-    ld = n + k
-    w = torch.empty((1, m, ld), dtype=torch.float32, device=A.device)  # [A | b], eliminated in place
+    w = torch.empty((1, m, n + k), dtype=torch.float32, device=A.device)  # [A | b], eliminated in place
     w[0, :, :n].copy_(A)
     w[0, :, n:].copy_(b)
     x = torch.empty((n, k), dtype=torch.float32, device=A.device)
     if n == 0 or k == 0:
         return x
-    v = torch.zeros((1, m, ld), dtype=torch.float32, device=A.device)  # reflectors; W's shape (row stride)
-    beta = torch.zeros((1, m), dtype=torch.float32, device=A.device)
-    for j in range(n):
-        reflector_kernel[(1,)](w, v, beta, m, ld, m * ld, m * ld, j, BLOCK=REFLECT_BLOCK)
-        apply(w, v, beta, j, j + 1, ld - j - 1)
-    for i in range(n - 1, -1, -1):
-        grid = (max(triton.cdiv(i, TILE_M), 1), triton.cdiv(k, TILE_N))
-        _back_substitute_kernel[grid](w, x, n, ld, k, i, TILE_M=TILE_M, TILE_N=TILE_N)
+    householder(w, n)  # R in W[:n, :n], Q^T b in W[:, n:]
+    for i0 in range((n - 1) // PANEL * PANEL, -1, -PANEL):
+        grid = (max(triton.cdiv(i0, SOLVE_ROWS), 1), triton.cdiv(k, SOLVE_RHS))
+        _back_substitute_kernel[grid](w, x, n, n + k, k, i0, NB=PANEL, ROWS=SOLVE_ROWS, RHS=SOLVE_RHS)
     return x

@@ -21,7 +21,9 @@ import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.householder import REFLECT_BLOCK, householder
+from kbx.experts.householder import householder
+
+PRODUCT_BLOCK = 1024  # diagonal entries per step of the product
 
 MODES = ("reduced", "complete")
 
@@ -56,7 +58,7 @@ def determinant_via_qr(A: torch.Tensor, *, mode: str = "reduced", out=None) -> t
     w = A.to(dtype).reshape(1, n, n).clone()  # scratch copy, eliminated in place
     result = torch.ones((1,), dtype=dtype, device=A.device)  # det of a 0x0 matrix is 1
     if n:
-        _, beta = householder(w)
-        _det_kernel[(1,)](w, beta, result, n, BLOCK=REFLECT_BLOCK)
+        beta = householder(w).beta
+        _det_kernel[(1,)](w, beta, result, n, BLOCK=PRODUCT_BLOCK)
     result = result.reshape(())
     return out.copy_(result) if out is not None else result

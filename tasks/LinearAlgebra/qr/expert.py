@@ -18,21 +18,10 @@ trailing block read twice per column adds the rest. A blocked WY form would need
 """
 
 import torch
-import triton
-import triton.language as tl
 
-from kbx.experts.householder import REFLECT_BLOCK, apply, householder
+from kbx.experts.householder import form_q, householder
 
 MODES = ("reduced", "complete", "r")
-
-
-@triton.jit
-def _identity_kernel(q_ptr, m, ncols, BLOCK: tl.constexpr):
-    b = tl.program_id(1).to(tl.int64)
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < m * ncols
-    one = tl.where((offs // ncols) == (offs % ncols), 1.0, 0.0)
-    tl.store(q_ptr + b * m * ncols + offs, one.to(q_ptr.dtype.element_ty), mask=mask)
 
 
 def qr(A: torch.Tensor, mode: str = "reduced", out=None):
@@ -44,22 +33,15 @@ def qr(A: torch.Tensor, mode: str = "reduced", out=None):
     batch, (m, n) = A.shape[:-2], A.shape[-2:]
     dtype = A.dtype if A.dtype in (torch.float32, torch.float64) else torch.float32
     w = A.to(dtype).reshape(-1, m, n).clone()  # scratch copy, eliminated in place
-    nb, p = w.shape[0], min(m, n)
-    if nb and p:
-        v, beta = householder(w)
+    p = min(m, n)
+    refl = householder(w)
     rrows = m if mode == "complete" else p
     r = w[:, :rrows, :].contiguous()
     if mode == "r":
         q = torch.empty((0,), dtype=dtype, device=A.device)
     else:
         qcols = m if mode == "complete" else p
-        q = torch.empty((nb, m, qcols), dtype=dtype, device=A.device)
-        if q.numel():
-            _identity_kernel[(triton.cdiv(m * qcols, REFLECT_BLOCK), nb)](q, m, qcols, BLOCK=REFLECT_BLOCK)
-            if p:
-                for j in range(p - 1, -1, -1):
-                    apply(q, v, beta, j, j, qcols - j)
-        q = q.reshape(*batch, m, qcols)
+        q = form_q(refl, qcols).reshape(*batch, m, qcols)
     r = r.reshape(*batch, rrows, n)
     if out is not None:
         out[0].copy_(q)

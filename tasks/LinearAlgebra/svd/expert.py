@@ -11,7 +11,7 @@ the host reads the flag and stops when no rotation happened (a small host decisi
 sweep). Then a kernel takes the norms, a kernel ranks them (descending, ties by index) and writes S,
 and gather kernels write U and Vh in rank order. With full_matrices and m != n, the long side's k
 vectors are completed to an orthonormal basis by the last columns of Q from a Householder QR of them
-(reflector and tiled apply kernels, Q accumulated backwards). Rank-deficient inputs would leave zero
+(kbx/experts/householder.py's blocked kernels, Q formed backwards). Rank-deficient inputs would leave zero
 vectors where W / S is undefined; the task's matrices have full rank. All fp32.
 
 Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 106 / 278 / 608 ms at n = 256 / 512 / 1024 against eager's
@@ -26,7 +26,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kbx.experts.householder import REFLECT_BLOCK, apply, householder
+from kbx.experts.householder import form_q, householder
 
 from kbx.experts.jacobi import NORM_ROWS, ROW_BLOCK, norms_kernel, jacobi
 
@@ -68,25 +68,11 @@ def _gather_kernel(src_ptr, order_ptr, norms_ptr, dst_ptr, q, width, nrows, d_r,
     tl.store(dst_ptr + b * d_b + r[:, None].to(tl.int64) * d_r + c[None, :].to(tl.int64) * d_c, v, mask=m2)
 
 
-@triton.jit
-def _eye_kernel(q_ptr, m, ncols, BLOCK: tl.constexpr):
-    b = tl.program_id(1).to(tl.int64)
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < m * ncols
-    one = tl.where((offs // ncols) == (offs % ncols), 1.0, 0.0)
-    tl.store(q_ptr + b * m * ncols + offs, one.to(q_ptr.dtype.element_ty), mask=mask)
-
-
 def _complete(rows):
     """Orthonormal completion: rows (nb, k, d) with orthonormal rows -> Q (nb, d, d), Q[:, :, k:] orthogonal to them."""
-    nb, k, d = rows.shape
+    d = rows.shape[2]
     w = rows.mT.contiguous()  # (nb, d, k), factored in place
-    v, beta = householder(w)
-    q = torch.empty((nb, d, d), dtype=rows.dtype, device=rows.device)
-    _eye_kernel[(triton.cdiv(d * d, REFLECT_BLOCK), nb)](q, d, d, BLOCK=REFLECT_BLOCK)
-    for j in range(k - 1, -1, -1):
-        apply(q, v, beta, j, j, d - j)
-    return q
+    return form_q(householder(w), d)
 
 
 def svd(A: torch.Tensor, full_matrices: bool = True):
