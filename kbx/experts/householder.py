@@ -25,13 +25,15 @@ import triton.language as tl
 
 PANEL = 32  # columns per panel: reflectors formed by one program before the block update
 PANEL_ROWS = {True: 64, False: 256}  # rows per step of the panel program, GPU / CPU interpreter
+PANEL_WARPS = 4
+REDUCE_EACH = False
 APPLY_ROWS, APPLY_COLS = 64, 32  # block-apply tile: rows streamed x columns owned by one program
 IDENTITY_BLOCK = 1024
 
 
 @triton.jit(do_not_specialize=["j0", "width", "panel"])
 def _panel_kernel(a_ptr, v_ptr, beta_ptr, t_ptr, m, lda, a_bstride, ldv, v_bstride, p, j0, width, panel,
-                  n_panels, NB: tl.constexpr, ROWS: tl.constexpr):  # fmt: skip
+                  n_panels, NB: tl.constexpr, ROWS: tl.constexpr, REDUCE_EACH: tl.constexpr):  # fmt: skip
     """Factor A[j0:, j0:j0+width] of matrix program_id(0): reflectors into V[:, j0:j0+width] and beta, R's
     part into A, then T into t_ptr's slot `panel`. Step kk = -1 only gathers column j0's sums."""
     b = tl.program_id(0).to(tl.int64)
@@ -59,8 +61,12 @@ def _panel_kernel(a_ptr, v_ptr, beta_ptr, t_ptr, m, lda, a_bstride, ldv, v_bstri
             tl.store(beta_ptr + b * p + k, beta)
         next_k = k + 1
         on_next = idx == kk + 1
-        sq = tl.zeros([ROWS], dtype=a_ptr.dtype.element_ty)
-        dots = tl.zeros([ROWS, NB], dtype=a_ptr.dtype.element_ty)
+        if REDUCE_EACH:
+            sq = tl.zeros([1], dtype=a_ptr.dtype.element_ty)
+            dots = tl.zeros([1, NB], dtype=a_ptr.dtype.element_ty)
+        else:
+            sq = tl.zeros([ROWS], dtype=a_ptr.dtype.element_ty)
+            dots = tl.zeros([ROWS, NB], dtype=a_ptr.dtype.element_ty)
         row_next = tl.zeros([NB], dtype=a_ptr.dtype.element_ty)
         for start in range(next_k, m, ROWS):
             rows = start + tl.arange(0, ROWS).to(tl.int64)
@@ -76,8 +82,12 @@ def _panel_kernel(a_ptr, v_ptr, beta_ptr, t_ptr, m, lda, a_bstride, ldv, v_bstri
                 tl.store(v + rows * ldv + k, x, mask=rm)
             below = rm & (rows > next_k)
             xn = tl.where(below, tl.sum(tl.where(on_next[None, :], tile, 0.0), axis=1), 0.0)
-            sq += xn * xn
-            dots += xn[:, None] * tile
+            if REDUCE_EACH:
+                sq += tl.sum(xn * xn, axis=0)
+                dots += tl.sum(xn[:, None] * tile, axis=0)[None, :]
+            else:
+                sq += xn * xn
+                dots += xn[:, None] * tile
             row_next += tl.sum(tl.where((rows == next_k)[:, None], tile, 0.0), axis=0)
         tl.debug_barrier()  # the next step reads what this one stored
         row_k = row_next
@@ -184,7 +194,7 @@ def householder(w: torch.Tensor, p: int | None = None) -> Reflectors:
                       torch.zeros((nb, n_panels, PANEL, PANEL), dtype=w.dtype, device=w.device))  # fmt: skip
     for panel, j0, width in refl.panels():
         _panel_kernel[(nb,)](w, refl.v, refl.beta, refl.t, m, n, m * n, p, m * p, p, j0, width, panel, n_panels,
-                             NB=PANEL, ROWS=PANEL_ROWS[w.is_cuda])  # fmt: skip
+                             NB=PANEL, ROWS=PANEL_ROWS[w.is_cuda], REDUCE_EACH=REDUCE_EACH, num_warps=PANEL_WARPS)  # fmt: skip
         _apply_panel(w, refl, panel, j0, width, j0 + width, transpose_t=True)
     return refl
 
