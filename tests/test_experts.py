@@ -151,7 +151,7 @@ def test_determinant_via_qr_multiplies_past_fp32s_range():
 QR_ACROSS_PANELS = """
 g = torch.Generator().manual_seed(0)
 worst = 0.0
-for shape in [(2, 70, 45), (2, 45, 70), (100, 100)]:  # panels of 32 columns: full, partial, several
+for shape in [(2, 70, 45), (2, 45, 70), (100, 100)]:  # several panels, the last partial
     a = torch.randn(*shape, generator=g, dtype=torch.float64).to(device)
     for mode in ("reduced", "complete"):
         q, r = expert.qr(a, mode)
@@ -163,9 +163,9 @@ print(worst)
 
 
 def test_qr_reconstructs_and_stays_orthogonal_across_panels():
-    """The correctness cases fit one panel (kbx/experts/householder.py's PANEL, 32 columns); these need
-    two or four, with a partial last one, wide and tall, so the block reflectors' T and the backward
-    forming of Q are checked too."""
+    """The correctness cases are one or two panels (kbx/experts/householder.py's PANEL columns); these
+    span several, with a partial last one, wide and tall, so the block reflectors' T and the backward
+    forming of Q are checked across panels too."""
     assert _run_expert_script("LinearAlgebra/qr", QR_ACROSS_PANELS) < 1e-12
 
 
@@ -178,7 +178,7 @@ print(float((x - torch.linalg.lstsq(a.double(), b.double()).solution).abs().max(
 
 
 def test_qr_least_squares_back_substitutes_across_blocks():
-    """Three blocks of back substitution (70 rows, 32 a block), the top one partial: fp32, against float64."""
+    """Several blocks of back substitution (70 rows, PANEL a block), one partial: fp32, against float64."""
     assert _run_expert_script("Fusion/fused_qr_solve", LEAST_SQUARES_ACROSS_PANELS) < 1e-5
 
 

@@ -12,7 +12,8 @@ Columns are factored PANEL at a time, in two launches:
   C -= V (T^T (V^T C)), tl.dot products in IEEE precision, each program owning a block of columns.
 Q = H_0 ... H_{p-1} I is formed backwards with the same block apply, one launch per panel (`form_q`).
 So a factorization takes 2 p / PANEL launches. One reflector at a time took 2 per column, and the launch
-rate bounded it: 1,024 launches at n512, 16 us each, on an H100 (2026-11-27, docs/BENCHMARKS.md).
+rate bounded it: 1,024 launches at n512, 16 us each, on an H100 (2026-11-27, docs/BENCHMARKS.md); the panel
+program's sequential sweeps bound this one (PANEL's comment).
 
 READ_BEFORE_WRITE (as in kbx/experts/lu.py): every in-place update loads what it needs, waits at a
 barrier, then stores, because Triton may hold one value in several threads and a replica that loads
@@ -23,17 +24,19 @@ import torch
 import triton
 import triton.language as tl
 
-PANEL = 32  # columns per panel: reflectors formed by one program before the block update
-PANEL_ROWS = {True: 64, False: 256}  # rows per step of the panel program, GPU / CPU interpreter
-PANEL_WARPS = 4
-REDUCE_EACH = False
-APPLY_ROWS, APPLY_COLS = 64, 32  # block-apply tile: rows streamed x columns owned by one program
+# The panel program (one SM) bounds the factorization. On an H200 (2026-12-04, docs/BENCHMARKS.md), qr at
+# n = 1024 / 4096 took 8.7 / 124 ms with 16 columns, 128 rows a step and 8 warps; 17.0 / 255 with 32, 64 and 4;
+# 9.1 / 122 with 16, 256 and 8 (interpreter: 256, fewer steps); 64 columns spilled (170 / 2,312 with 128 rows).
+PANEL = 16  # columns per panel: reflectors formed by one program before the block update (tl.dot needs 16)
+PANEL_ROWS = {True: 128, False: 256}  # rows per step of the panel program, GPU / CPU interpreter
+PANEL_WARPS = 8
+APPLY_ROWS, APPLY_COLS = 64, 32  # block-apply tile: rows streamed x columns owned by one program (128 rows: same)
 IDENTITY_BLOCK = 1024
 
 
 @triton.jit(do_not_specialize=["j0", "width", "panel"])
 def _panel_kernel(a_ptr, v_ptr, beta_ptr, t_ptr, m, lda, a_bstride, ldv, v_bstride, p, j0, width, panel,
-                  n_panels, NB: tl.constexpr, ROWS: tl.constexpr, REDUCE_EACH: tl.constexpr):  # fmt: skip
+                  n_panels, NB: tl.constexpr, ROWS: tl.constexpr):  # fmt: skip
     """Factor A[j0:, j0:j0+width] of matrix program_id(0): reflectors into V[:, j0:j0+width] and beta, R's
     part into A, then T into t_ptr's slot `panel`. Step kk = -1 only gathers column j0's sums."""
     b = tl.program_id(0).to(tl.int64)
@@ -61,12 +64,8 @@ def _panel_kernel(a_ptr, v_ptr, beta_ptr, t_ptr, m, lda, a_bstride, ldv, v_bstri
             tl.store(beta_ptr + b * p + k, beta)
         next_k = k + 1
         on_next = idx == kk + 1
-        if REDUCE_EACH:
-            sq = tl.zeros([1], dtype=a_ptr.dtype.element_ty)
-            dots = tl.zeros([1, NB], dtype=a_ptr.dtype.element_ty)
-        else:
-            sq = tl.zeros([ROWS], dtype=a_ptr.dtype.element_ty)
-            dots = tl.zeros([ROWS, NB], dtype=a_ptr.dtype.element_ty)
+        sq = tl.zeros([ROWS], dtype=a_ptr.dtype.element_ty)
+        dots = tl.zeros([ROWS, NB], dtype=a_ptr.dtype.element_ty)
         row_next = tl.zeros([NB], dtype=a_ptr.dtype.element_ty)
         for start in range(next_k, m, ROWS):
             rows = start + tl.arange(0, ROWS).to(tl.int64)
@@ -82,12 +81,8 @@ def _panel_kernel(a_ptr, v_ptr, beta_ptr, t_ptr, m, lda, a_bstride, ldv, v_bstri
                 tl.store(v + rows * ldv + k, x, mask=rm)
             below = rm & (rows > next_k)
             xn = tl.where(below, tl.sum(tl.where(on_next[None, :], tile, 0.0), axis=1), 0.0)
-            if REDUCE_EACH:
-                sq += tl.sum(xn * xn, axis=0)
-                dots += tl.sum(xn[:, None] * tile, axis=0)[None, :]
-            else:
-                sq += xn * xn
-                dots += xn[:, None] * tile
+            sq += xn * xn
+            dots += xn[:, None] * tile
             row_next += tl.sum(tl.where((rows == next_k)[:, None], tile, 0.0), axis=0)
         tl.debug_barrier()  # the next step reads what this one stored
         row_k = row_next
@@ -194,7 +189,7 @@ def householder(w: torch.Tensor, p: int | None = None) -> Reflectors:
                       torch.zeros((nb, n_panels, PANEL, PANEL), dtype=w.dtype, device=w.device))  # fmt: skip
     for panel, j0, width in refl.panels():
         _panel_kernel[(nb,)](w, refl.v, refl.beta, refl.t, m, n, m * n, p, m * p, p, j0, width, panel, n_panels,
-                             NB=PANEL, ROWS=PANEL_ROWS[w.is_cuda], REDUCE_EACH=REDUCE_EACH, num_warps=PANEL_WARPS)  # fmt: skip
+                             NB=PANEL, ROWS=PANEL_ROWS[w.is_cuda], num_warps=PANEL_WARPS)  # fmt: skip
         _apply_panel(w, refl, panel, j0, width, j0 + width, transpose_t=True)
     return refl
 
