@@ -1,17 +1,20 @@
-"""Expert kernels for Fusion/fused_qr_solve: least squares via Householder QR of [A | b], then back substitution.
+"""Expert kernels for Fusion/fused_qr_solve: least squares by blocked Householder QR of [A | b], then back
+substitution.
 
-For each column k < n of the augmented matrix W = [A | b], kbx/experts/householder.py's one-program kernel
-reads x = W[k:, k], forms the reflector H = I - beta v v^T with v = x - alpha e1 and alpha = -sign(x0) ||x||
-(H x = alpha e1), and writes alpha over W[k, k]; its tiled kernel applies H to all later columns, b's
-included (each program owns a block of columns: v^T W over all rows, then W -= beta v (v^T W)), so the
-right-hand sides become Q^T b without Q ever being formed. Back substitution on R x = (Q^T b)[:n] then runs
-one tiled launch per row.
-All math is fp32. Unblocked: O(m n^2) memory traffic and about 3n launches.
+kbx/experts/householder.py factors the first n columns of W = [A | b] PANEL (16) at a time: one program
+forms a panel's reflectors and its T (H_j0 ... H_j0+15 = I - V T V^T), then one launch applies the block
+reflector to every later column, b's included, as tl.dot products, C -= V (T^T (V^T C)); so the right-hand
+sides become Q^T b without Q ever being formed. Back substitution on R x = (Q^T b)[:n] runs one launch per
+16 rows, bottom up: every program solves the 16 x 16 diagonal block in registers, then subtracts that
+block's contribution from its rows above with a tl.dot. All math is fp32. 3 n / 16 launches (96 at n512).
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 31.3 / 72.6 / 141 / 731 ms at n = 512 / 1024 / 2048 / 4096
-against eager's 2.56 / 6.31 / 15.8 / 47.1 ms (cuSOLVER's geqrf, ormqr, trsm), 0.08x. About 3n launches (1,536 at
-n512: 20 us each, launch-bound) and the trailing block read twice per column; a blocked WY form would need
-n / NB launches of tl.dot.
+Speed: on an H100 (2026-12-05, docs/BENCHMARKS.md, the full-suite run at 2268acc), 5.92 / 21.3 / 80.8 / 324 ms
+at n = 512 / 1024 / 2048 / 4096 against eager's 2.57 / 6.30 / 15.8 / 47.3 ms (cuSOLVER's geqrf, ormqr, trsm),
+0.25x; one reflector at a time (about 3n launches) it was 31.3 / 72.6 / 141 / 731 ms, 0.08x (2026-11-27). The
+one-program panel factorization bounds it (16 dependent column sweeps on one SM per panel): on an H200
+(2026-12-04) the panel's knobs moved qr n4096 from 255 ms (32 columns, 64 rows a step, 4 warps) to 124 ms (16,
+128, 8), while the block update's tile (64 or 128 rows) changed nothing. cuSOLVER factors its panels recursively
+over many SMs.
 """
 
 import torch

@@ -1,20 +1,19 @@
-"""Expert kernels for LinearAlgebra/determinant_via_qr: det(A) = det(Q) prod(diag(R)) from a Householder QR.
+"""Expert kernels for LinearAlgebra/determinant_via_qr: det(A) = det(Q) prod(diag(R)) from a blocked Householder QR.
 
-For each column k, a one-program kernel reads x = A[k:, k], forms the reflector H = I - beta v v^T with
-v = x - alpha e1 and alpha = -sign(x0) ||x|| (H x = alpha e1; beta = 0, H = I, when x is already zero
-below its first entry), and writes alpha over A[k, k]; a tiled kernel applies H to the trailing columns
-(each program owns a block of columns: v^T A over all rows, then A -= beta v (v^T A)). Q is never formed:
-every proper reflector has determinant -1, so det(Q) = (-1)^(number of reflectors with beta != 0), and a
-last one-program kernel multiplies that sign by R's diagonal, in float64 (its partial products leave
-fp32's range at n4096). The rest of the math runs in A's dtype (fp32 or fp64).
-Unblocked: O(n^3) memory traffic and 2 launches per column.
+kbx/experts/householder.py factors the columns PANEL (16) at a time: one program per matrix forms a panel's
+reflectors and its T (H_j0 ... H_j0+15 = I - V T V^T), then one launch applies the block reflector to every
+trailing column as tl.dot products, C -= V (T^T (V^T C)). Q is never formed: every proper reflector has
+determinant -1, so det(Q) = (-1)^(number of reflectors with beta != 0), and a last one-program kernel
+multiplies that sign by R's diagonal, in float64 (its partial products leave fp32's range at n4096). The
+rest of the math runs in A's dtype (fp32 or fp64). 2 n / 16 + 1 launches (65 at n512, 513 at n4096).
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 16.4 / 34.5 / 66.2 / 242 ms at n = 512 / 1024 / 2048 / 4096
-against eager's 2.88 / 6.61 / 15.8 / 41.4 ms (cuSOLVER's blocked geqrf and orgqr, then getrf for det(Q)), 0.19x.
-2n launches, a reflector and an update per column (1,024 at n512, 16 us each, launch-bound; 8,192 at n4096, 30 us
-each). The update runs one program per 32 trailing columns (at most 16 at n512, 128 at n4096, on 132 SMs) and
-reads the trailing block twice and writes it once per column (4 n^3 bytes, about 275 GB at n4096; counts from
-the code). A blocked WY form would need n / NB launches of tl.dot; eager, unlike the expert, also forms Q.
+Speed: on an H100 (2026-12-05, docs/BENCHMARKS.md, the full-suite run at 2268acc), 2.23 / 7.40 / 26.7 / 104 ms
+at n = 512 / 1024 / 2048 / 4096 against eager's 2.87 / 6.64 / 15.8 / 41.5 ms (cuSOLVER's blocked geqrf and
+orgqr, then getrf for det(Q)), 0.72x; one reflector at a time (2n launches) it was 16.4 / 34.5 / 66.2 / 242 ms,
+0.19x (2026-11-27). Eager, unlike the expert, also forms Q. The one-program panel factorization bounds it (16
+dependent column sweeps on one SM per panel): on an H200 (2026-12-04) the panel's knobs moved qr n4096 from 255
+ms (32 columns, 64 rows a step, 4 warps) to 124 ms (16, 128, 8), while the block update's tile (64 or 128 rows)
+changed nothing. cuSOLVER factors its panels recursively over many SMs.
 """
 
 import torch

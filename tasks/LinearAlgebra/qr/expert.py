@@ -1,20 +1,19 @@
-"""Expert kernels for LinearAlgebra/qr: Householder QR, one reflector at a time, on a scratch copy.
+"""Expert kernels for LinearAlgebra/qr: blocked Householder QR (compact WY) on a scratch copy, Q formed backwards.
 
-For each column k < min(m, n), a one-program kernel per matrix reads x = A[k:, k], forms the reflector
-H = I - beta v v^T with v = x - alpha e1 and alpha = -sign(x0) ||x|| (H x = alpha e1; beta = 0 when x is
-already zero below its first entry), stores v and beta, and writes alpha over A[k, k] and zeros below
-it. A tiled kernel then applies H to the trailing columns: each program owns a block of columns, forms
-v^T A[k:, cols] over all rows, and subtracts beta v (v^T A). R is the eliminated matrix's upper part
-(exact zeros below the diagonal by construction). Q is accumulated backwards, Q = H_0 (H_1 (... I)),
-with the same apply kernel on an identity (only columns >= j change under H_j). The math runs in A's
-dtype (fp32 or fp64); batches run side by side on the grid's second axis. Unblocked, it reads the
-trailing block twice per column (O(m n^2) memory traffic, 2 launches per column); a blocked WY form
-would turn the updates into matrix products.
+kbx/experts/householder.py factors the columns PANEL (16) at a time: one program per matrix forms a panel's
+reflectors and its T (H_j0 ... H_j0+15 = I - V T V^T), then one launch applies the block reflector to every
+trailing column as tl.dot products, C -= V (T^T (V^T C)). R is the eliminated matrix's upper part (exact
+zeros below the diagonal by construction). Q = H_0 (H_1 (... I)) is formed backwards, one block apply per
+panel on an identity (`form_q`). The math runs in A's dtype (fp32 or fp64); batches run side by side.
+About 3 p / 16 + 1 launches for p = min(m, n) (97 at n512, 769 at n4096).
 
-Speed: on an H100 (2026-11-27, docs/BENCHMARKS.md), 39.8 / 61.6 / 195 / 486 ms at n = 512 / 1024 / 2048 / 4096
-against eager's 1.88 / 4.49 / 10.8 / 28.9 ms (cuSOLVER's blocked geqrf and orgqr), 0.06x. About 3n launches
-(reflector, update, and the update again for Q: 1,536 at n512, 26 us each, launch-bound); at n4096 the
-trailing block read twice per column adds the rest. A blocked WY form would need n / NB launches of tl.dot.
+Speed: on an H100 (2026-12-05, docs/BENCHMARKS.md, the full-suite run at 2268acc), 3.44 / 8.70 / 31.1 / 123 ms
+at n = 512 / 1024 / 2048 / 4096 against eager's 1.89 / 4.52 / 11.0 / 29.1 ms (cuSOLVER's blocked geqrf and
+orgqr), 0.39x; one reflector at a time (about 3n launches, the trailing block read twice per column) it was 39.8
+/ 61.6 / 195 / 486 ms, 0.06x (2026-11-27). The one-program panel factorization bounds it (16 dependent column
+sweeps on one SM per panel): on an H200 (2026-12-04) the panel's knobs moved qr n4096 from 255 ms (32 columns,
+64 rows a step, 4 warps) to 124 ms (16, 128, 8), while the block update's tile (64 or 128 rows) changed nothing.
+cuSOLVER factors its panels recursively over many SMs.
 """
 
 import torch
