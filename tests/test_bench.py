@@ -8,7 +8,7 @@ import pytest
 import json
 import time
 
-from kbx.bench import exclusive_share, format_report, main, repeatability, summarize, summary_data
+from kbx.bench import exclusive_share, format_report, main, repeatability, summarize, summary_data, window_split
 
 
 def test_repeatability_over_shapes_both_runs_timed():
@@ -45,6 +45,15 @@ def test_exclusive_share_counts_candidate_and_baseline_windows_per_gpu():
     run = {"wall_s": 10.0, "records": [{"exclusive_s": 3.0}, {"exclusive_s": 1.0}]}
     assert exclusive_share(run, gpus=1) == 0.4
     assert exclusive_share(run, gpus=2) == 0.2
+
+
+def test_the_windows_split_into_calls_draining_warm_up_energy_and_the_rest():
+    shape = {"shape": "a", "kernel_ms_median": 1.0, "reps": 10, "baseline_ms_median": 2.0, "baseline_reps": 5,
+             "exclusive_ms": 100.0, "quiet_wait_ms": 20.0, "warmup_ms": 20.0, "energy_ms": 30.0}  # fmt: skip
+    before_the_fields = {"shape": "b", "kernel_ms_median": None, "reps": 0, "exclusive_ms": 50.0}
+    split = window_split([{"shapes": [shape]}, {"shapes": [before_the_fields]}, {"shapes": []}])
+    assert split == pytest.approx({"held": 0.15, "calls": 0.02, "quiet_wait": 0.02, "warmup": 0.02, "energy": 0.03,
+                                   "rest": 0.06})  # fmt: skip
 
 
 def test_summary_of_a_report_from_before_the_split_fields():

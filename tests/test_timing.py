@@ -69,3 +69,11 @@ def test_energy_burst_is_sized_by_the_slower_of_event_and_host_time():
     calls = energy_calls(pol, max(row["median_ms"], row["host_median_ms"]))
     assert calls * host_ms <= 2 * pol.energy_burst_ms
     assert energy_calls(pol, event_ms) * host_ms > 1000 * pol.energy_burst_ms  # what the events alone would ask
+
+
+def test_a_shapes_window_figures_are_both_sides_summed():
+    task = discover()["Math/add"]
+    window = {"exclusive_ms": 30.0, "quiet_wait_ms": 5.0, "warmup_ms": 10.0, "energy_ms": 0.0}
+    out = combine(task, [{**_row("a", 1.0), **window}], {"a": {**_row("a", 2.0), **window, "energy_ms": 100.0}})
+    r = out.rows[0]
+    assert (r.exclusive_ms, r.quiet_wait_ms, r.warmup_ms, r.energy_ms) == (60.0, 10.0, 20.0, 100.0)

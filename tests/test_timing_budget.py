@@ -255,6 +255,20 @@ def test_the_window_waits_for_a_frozen_neighbours_queue_to_drain(fake_gpu):
     assert row["median_ms"] == pytest.approx(0.05)
 
 
+def test_a_window_says_where_its_time_went(fake_gpu, monkeypatch):
+    """Draining others' queued work, warming up and the energy burst are recorded apart from the repetitions,
+    so a suite's windows can be split (kbx.bench.window_split): on an H100 (2026-12-05) the timed calls were
+    31.7 s of 105.7 s of windows, and the rest was not attributed."""
+    drained_at_s, burst_ms = 0.02, 40.0
+    gpu = fake_gpu(0.05, foreign=lambda host_s: TIME_SLICE_MS if host_s < drained_at_s else 0.0)
+    monkeypatch.setattr(timing, "_energy", lambda *args: (gpu.advance_ms(burst_ms), {})[1])
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=True)
+    assert row["quiet_wait_ms"] >= drained_at_s * 1e3 and row["warmup_ms"] >= POLICY.warmup_ms
+    assert row["energy_ms"] == pytest.approx(burst_ms)
+    parts = row["quiet_wait_ms"] + row["warmup_ms"] + row["energy_ms"] + row["reps"] * row["median_ms"]
+    assert parts <= row["exclusive_ms"]
+
+
 def test_the_window_is_not_fooled_by_a_queue_that_yields_to_a_probe_after_a_pause(fake_gpu):
     """As measured on an H200 (kbx.eval.timing.QUIET_BURST): while a frozen process's queue drains, the GPU
     gives this context its turn at once when it comes back after a pause, so one probe after each poll

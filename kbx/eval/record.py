@@ -107,6 +107,11 @@ class ShapeTiming:
     budget_cut: bool = False  # a side's repetitions stopped at the timing budget, before the RSE target
     shared: bool = False  # one call outlasted the exclusive budget: timed once while sharing the GPU (slower)
     exclusive_ms: float = 0.0  # the GPU held alone for this shape (kernel and baseline windows)
+    # Of exclusive_ms, both sides summed: waiting for work other processes had queued to drain, warming up,
+    # and the energy burst with its telemetry reads; the rest is the repetitions (calls, sleeps, flushes).
+    quiet_wait_ms: float = 0.0
+    warmup_ms: float = 0.0
+    energy_ms: float = 0.0
     contaminated_reps: int = 0  # repetitions not counted: another context's work shared the GPU
     first_call_ms: float = NAN  # includes JIT compilation and autotuning
     estimate_calls: int = 0  # calls that estimated one call's time: more than 1 when a freeze fell inside one

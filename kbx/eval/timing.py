@@ -171,7 +171,7 @@ def empty_row(shape: str) -> dict:
             "mean_ms": math.nan, "reps": 0, "samples_ms": [], "first_call_ms": math.nan, "estimate_ms": math.nan,
             "host_median_ms": math.nan, "hidden_work": "", "hidden_unconfirmed": "", "flops": 0.0, "bytes": 0.0,
             "last_seed": 0, "budget_cut": False, "shared": False, "exclusive_ms": 0.0, "quiet_wait_ms": 0.0,
-            "quiet": True, "contaminated_reps": 0, "estimate_calls": 0, "launch_ms": math.nan,
+            "warmup_ms": 0.0, "energy_ms": 0.0, "quiet": True, "contaminated_reps": 0, "estimate_calls": 0, "launch_ms": math.nan,
             "host_bound": False}  # fmt: skip
 
 
@@ -237,7 +237,9 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[
         row["quiet"] = quiet
         call_s = (row["estimate_ms"] + SLEEP_CYCLES / SLOWEST_CLOCK_KHZ) * 1e-3
         budget = Budget(pol.side_budget_s, call_s, _CLOCK)
+        warm_started = _CLOCK()
         sleep_cycles = sleep_cycles_for(_warm_up(prepared, pol, budget))
+        row["warmup_ms"] = (_CLOCK() - warm_started) * 1e3
         budget.call_s = (row["estimate_ms"] + sleep_cycles / SLOWEST_CLOCK_KHZ) * 1e-3
         threads_before = {t.ident for t in threading.enumerate()}
         reps = _repetitions(prepared, pol, budget, sleep_cycles)
@@ -251,8 +253,10 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool) -> tuple[
         row["host_bound"] = reps.host_bound or all(reps.kept(reps.outlasted))
         row["budget_cut"] = not _rse_met(kept, pol) and len(kept) < pol.max_reps
         per_call_ms = max(row["median_ms"], row["host_median_ms"])  # events can miss work on other streams
+        energy_started = _CLOCK()
         row.update(_energy(prepared, pol, per_call_ms, budget) if energy else {"telemetry": "read on the largest "
                                                                               "perf shape only"})  # fmt: skip
+        row["energy_ms"] = (_CLOCK() - energy_started) * 1e3
         foreign = _foreign_threads(threads_before)
         if not any(reps.clean):
             # Every repetition waited for work outside its stream. With the GPU busy still, another

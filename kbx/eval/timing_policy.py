@@ -12,6 +12,7 @@ import math
 from kbx.eval.record import ShapeTiming, Status
 from kbx.tasks.spec import TaskInfo
 
+WINDOW_FIELDS = ("exclusive_ms", "quiet_wait_ms", "warmup_ms", "energy_ms")  # a shape's windows: both sides summed
 TELEMETRY_FIELDS = ("energy_per_call_mj", "power_w", "sm_clock_mhz", "mem_clock_mhz", "temperature_c",
                     "throttle_reasons", "memory_used_mb")  # fmt: skip
 SUSPECT_SPEEDUP = 10.0  # speedups above this are flagged for review, never trusted silently
@@ -87,7 +88,7 @@ def combine(task: TaskInfo, kernel_rows: list[dict], baseline_rows: dict[str, di
                 baseline_reps=int(b.get("reps", 0)),
                 budget_cut=bool(r.get("budget_cut") or b.get("budget_cut")),
                 shared=bool(r.get("shared") or b.get("shared")),
-                exclusive_ms=float(r.get("exclusive_ms", 0.0)) + float(b.get("exclusive_ms", 0.0)),
+                **{k: float(r.get(k, 0.0)) + float(b.get(k, 0.0)) for k in WINDOW_FIELDS},
                 contaminated_reps=int(r.get("contaminated_reps", 0)),
                 telemetry=r.get("telemetry", ""),
                 **{k: float(r.get(k, math.nan)) for k in TELEMETRY_FIELDS},
