@@ -171,8 +171,8 @@ def empty_row(shape: str) -> dict:
             "mean_ms": math.nan, "reps": 0, "samples_ms": [], "first_call_ms": math.nan, "estimate_ms": math.nan,
             "host_median_ms": math.nan, "hidden_work": "", "hidden_unconfirmed": "", "flops": 0.0, "bytes": 0.0,
             "last_seed": 0, "budget_cut": False, "shared": False, "exclusive_ms": 0.0, "quiet_wait_ms": 0.0,
-            "warmup_ms": 0.0, "energy_ms": 0.0, "quiet": True, "contaminated_reps": 0, "estimate_calls": 0, "launch_ms": math.nan,
-            "host_bound": False}  # fmt: skip
+            "warmup_ms": 0.0, "energy_ms": 0.0, "quiet": True, "contaminated_reps": 0, "estimate_calls": 0,
+            "launch_ms": math.nan, "host_bound": False}  # fmt: skip
 
 
 def prepare_shape(fn, info, case, device: str, pol: TimingPolicy) -> Prepared:

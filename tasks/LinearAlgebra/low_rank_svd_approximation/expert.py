@@ -92,26 +92,29 @@ def _gram_inverse_kernel(zt_ptr, linv_ptr, k, m, KP: tl.constexpr, ROWS: tl.cons
 
 
 @triton.jit
+def _column_tiles(new_ptr, old_ptr, b, k, m, c0, KP: tl.constexpr, ROWS: tl.constexpr):
+    """Columns c0..c0+ROWS of matrix b's Q_new^T and Q_old^T (k x m each), zero-padded to (KP, ROWS)."""
+    idx = tl.arange(0, KP)
+    c = c0 + tl.arange(0, ROWS)
+    offs = b * k * m + idx[:, None] * m + c[None, :]
+    mask = (idx[:, None] < k) & (c[None, :] < m)
+    return tl.load(new_ptr + offs, mask=mask, other=0.0), tl.load(old_ptr + offs, mask=mask, other=0.0)
+
+
+@triton.jit
 def _change_kernel(new_ptr, old_ptr, change_ptr, k, m, KP: tl.constexpr, ROWS: tl.constexpr):
     """change = max over matrices of ||Q_new^T - C Q_old^T||_F^2 with C = Q_new^T Q_old, for row-orthonormal
     Q^T (k x m): the sum of the squared sines of the angles between the two subspaces, formed from the
     residual (entries as small as the sines) rather than as k - ||C||_F^2, whose fp32 cancellation floor
     passed noise as a shrinking change (module docstring)."""
     b = tl.program_id(0).to(tl.int64)
-    idx = tl.arange(0, KP)
     cross = tl.zeros((KP, KP), dtype=tl.float32)
     for c0 in range(0, m, ROWS):
-        c = c0 + tl.arange(0, ROWS)
-        mask = (idx[:, None] < k) & (c[None, :] < m)
-        x = tl.load(new_ptr + b * k * m + idx[:, None] * m + c[None, :], mask=mask, other=0.0)
-        y = tl.load(old_ptr + b * k * m + idx[:, None] * m + c[None, :], mask=mask, other=0.0)
+        x, y = _column_tiles(new_ptr, old_ptr, b, k, m, c0, KP, ROWS)
         cross += tl.dot(x, tl.trans(y), input_precision="ieee")
     squares = tl.zeros((KP, ROWS), dtype=tl.float32)
     for c0 in range(0, m, ROWS):
-        c = c0 + tl.arange(0, ROWS)
-        mask = (idx[:, None] < k) & (c[None, :] < m)
-        x = tl.load(new_ptr + b * k * m + idx[:, None] * m + c[None, :], mask=mask, other=0.0)
-        y = tl.load(old_ptr + b * k * m + idx[:, None] * m + c[None, :], mask=mask, other=0.0)
+        x, y = _column_tiles(new_ptr, old_ptr, b, k, m, c0, KP, ROWS)
         r = x - tl.dot(cross, y, input_precision="ieee")
         squares += r * r
     tl.atomic_max(change_ptr, tl.sum(tl.sum(squares, axis=1), axis=0))
