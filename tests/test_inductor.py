@@ -79,3 +79,35 @@ def test_the_decoy_replay_replays_a_compiled_entry_as_it_ran():
     """The replay with Triton's launches disabled must run the code the cases ran: state that
     torch.compile guards on, changed for the replay, compiles the entry again instead."""
     _assert_honest(_inductor_records(INDUCTOR_DECOYS_BEFORE))
+
+
+def test_every_signature_is_compiled_past_dynamos_default_limit(monkeypatch):
+    """Dynamo runs an entry eagerly once it has compiled `recompile_limit` signatures (8 by
+    default); 128 tasks' perf shapes were timed that way on an H100. The proposal's module must lift
+    the limit: compiled here with a counting backend, every one of 12 shapes is its own graph."""
+    import torch
+
+    from kbx.methods.inductor import RECOMPILE_LIMIT
+
+    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 8)  # the default; restored afterwards
+    monkeypatch.setattr(torch._dynamo.config, "accumulated_recompile_limit", 256)
+    graphs = []
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    real_compile = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda fn, mode, dynamic: real_compile(fn, backend=counting_backend,
+                                                                                 dynamic=dynamic))  # fmt: skip
+    (proposal,) = build(mode="default").propose(task("Activation/relu"), 0, [])
+    scope: dict = {}
+    torch._dynamo.reset()
+    try:
+        exec(compile(proposal.code, "<proposal>", "exec"), scope)  # noqa: S102 - kbx's own template
+        assert torch._dynamo.config.recompile_limit == RECOMPILE_LIMIT
+        for n in range(1, 13):
+            scope["relu"](torch.linspace(-1, 1, n))
+    finally:
+        torch._dynamo.reset()
+    assert len(graphs) == 12

@@ -110,13 +110,17 @@ def _failure_reason(failure: tuple) -> str:
 
 
 def judge_perf_outputs(info: TaskInfo, payload: dict, rows: list[dict], device: str, expected_for) -> Verdict:
-    """Re-check the output of the last timed call at every perf shape: speed only counts when correct."""
+    """Re-check the output of the last timed call at every perf shape: speed only counts when correct,
+    and only when Triton computed it (the launch check of the cases, again at each perf shape)."""
     cases = {c.name: c for c in info.spec.perf}
     for row in rows:
         if not row.get("ok"):
             error_type = row.get("error", "").split(":")[0]
             status = Status.OUT_OF_MEMORY if error_type == "OutOfMemoryError" else Status.RUNTIME_ERROR
             return Verdict(status, f"perf shape {row['shape']}: {row.get('error', 'failed')}", error_type=error_type)
+        if row["prepare_launches"] == 0:
+            return Verdict(Status.NO_TRITON, f"perf shape {row['shape']}: the entry launched no Triton kernel there, "
+                           "so its time is not a Triton kernel's")  # fmt: skip
         saved = payload.get(row["shape"])
         if saved is None:
             return Verdict(Status.MISMATCH, f"perf shape {row['shape']}: the timed output was not saved")

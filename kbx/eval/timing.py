@@ -297,19 +297,26 @@ def _shared_row(row: dict, pol: TimingPolicy) -> dict:
     return row
 
 
-def time_perf_shapes(entry, info, device: str, policy: dict, enter=lambda shape, estimate_ms: True,
+def time_perf_shapes(entry, info, device: str, policy: dict, launches, enter=lambda shape, estimate_ms: True,
                      leave=lambda row: None):  # fmt: skip
     """Every perf shape, prepared then measured; `enter(shape, estimate_ms)` runs after each
     shape's preparation and returns whether to measure it (the worker waits there for its
     exclusive window), `leave(row)` right after the measurement (the window ends).
     (rows, a private copy of each shape's last timed output).
 
+    `launches()` reads the worker's Triton launch counter: each row's `prepare_launches` counts the
+    launches of the shape's first and estimating calls, so the judge can tell a perf shape whose
+    time is not a Triton kernel's (an entry that switches to PyTorch for large inputs; torch.compile
+    past Dynamo's recompile limit, which runs the rest eagerly).
+
     The caller saves the outputs for the judge after reporting the rows, so writing hundreds of
     MB to a file does not hold the GPU that the next timing is waiting for."""
     pol = TimingPolicy(**policy)
     rows, outputs = [], {}
     for case in info.spec.perf:
+        before = launches()
         prepared = prepare_shape(entry, info, case, device, pol)
+        prepared.row["prepare_launches"] = launches() - before
         if prepared.row["error"]:
             rows.append(prepared.row)
             break  # a failed shape fails the attempt: no window for it

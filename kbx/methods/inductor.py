@@ -7,6 +7,13 @@ what runs, and the worker's launch counter (which also hooks Inductor's kernel l
 It carries the source because the sandbox hides the tasks folder from every candidate. Inductor emits Triton only
 for CUDA devices: on a CPU it would generate C++, which is not a Triton kernel, so the method
 refuses to run there.
+
+`dynamic=False` compiles each input signature (shapes, dtypes, ranks) on its own, the fastest
+kernels torch.compile can give; but past Dynamo's recompile limit (8 by default) it runs every new
+signature eagerly. A task's cases alone use up to 18, so on an H100 (2026-12-05, docs/BENCHMARKS.md)
+128 of 184 tasks timed eager PyTorch at their perf shapes and called it torch.compile. The limit
+is raised to RECOMPILE_LIMIT, and the judge's launch check at each perf shape catches any shape
+still run eagerly.
 """
 
 from __future__ import annotations
@@ -24,12 +31,17 @@ import types
 
 import torch
 
+torch._dynamo.config.recompile_limit = {recompile_limit}  # each case and perf shape compiled, none run eagerly
+torch._dynamo.config.accumulated_recompile_limit = {recompile_limit}
 _TASK_SOURCE = {source!r}
 _task = sys.modules["kbx_inductor_task"] = types.ModuleType("kbx_inductor_task")  # Dynamo looks it up
 exec(compile(_TASK_SOURCE, {path!r}, "exec"), _task.__dict__)
 _chosen = next(t for t in [_task.TASK, *getattr(_task, "VARIANTS", [])] if t.entry == {entry!r})  # or a dtype variant
 {entry} = torch.compile(_chosen.reference, mode={mode!r}, dynamic=False)
 '''
+
+
+RECOMPILE_LIMIT = 256  # input signatures compiled per entry; the largest task has 22 (cases and perf shapes)
 
 
 class InductorMethod:
@@ -42,7 +54,8 @@ class InductorMethod:
         if round_index > 0:
             return []
         source = Path(task.path).read_text()
-        code = TEMPLATE.format(mode=self.mode, task_id=task.id, path=task.path, source=source, entry=task.spec.entry)
+        code = TEMPLATE.format(mode=self.mode, task_id=task.id, path=task.path, source=source, entry=task.spec.entry,
+                               recompile_limit=RECOMPILE_LIMIT)
         return [Proposal(code, "inductor")]
 
 

@@ -175,10 +175,10 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     reporter.send(event="checked", stage_status="ran", error_type="", message="", inputs_s=inputs_s,
                   compile_s=compile_s, check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
     if job.get("timing") and read_command(control_fd) == "time":
-        time_shapes(entry, info, job, reporter, control_fd, save)
+        time_shapes(entry, info, job, reporter, control_fd, save, counter)
 
 
-def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, save) -> None:
+def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, save, counter: LaunchCounter) -> None:
     """Each perf shape prepared while the GPU is shared, measured in the window the driver grants."""
     from kbx.eval.timing import time_perf_shapes
 
@@ -190,7 +190,7 @@ def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, sav
         reporter.send(event=MEASURED, row=row)
 
     started = time.perf_counter()
-    rows, outputs = time_perf_shapes(entry, info, job["device"], job["timing"], enter, leave)
+    rows, outputs = time_perf_shapes(entry, info, job["device"], job["timing"], lambda: counter.launches, enter, leave)
     reporter.send(event="timed", rows=rows, time_s=time.perf_counter() - started)
     save(outputs, PERF_OUTPUTS_FILE)  # torch.save as captured before the candidate was imported
     reporter.send(event="saved")
