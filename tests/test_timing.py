@@ -77,3 +77,29 @@ def test_a_shapes_window_figures_are_both_sides_summed():
     out = combine(task, [{**_row("a", 1.0), **window}], {"a": {**_row("a", 2.0), **window, "energy_ms": 100.0}})
     r = out.rows[0]
     assert (r.exclusive_ms, r.quiet_wait_ms, r.warmup_ms, r.energy_ms) == (60.0, 10.0, 20.0, 100.0)
+
+
+def _perf_rows(info, launches: list[int]) -> list[dict]:
+    from kbx.eval.timing import empty_row
+
+    return [{**empty_row(case.name), "ok": True, "prepare_launches": n} for case, n in zip(info.spec.perf, launches)]
+
+
+def test_a_perf_shape_without_a_triton_launch_is_no_triton():
+    """The cases' launch check again at each perf shape: an entry that switches to PyTorch for large
+    inputs (or torch.compile past Dynamo's recompile limit) must not have PyTorch's time counted."""
+    from kbx.eval.judging import judge_perf_outputs
+
+    info = discover()["Activation/relu"]
+    launches = [1] * len(info.spec.perf)
+    launches[0] = 0
+    verdict = judge_perf_outputs(info, {}, _perf_rows(info, launches), "cpu", expected_for=None)
+    assert verdict.status is Status.NO_TRITON and info.spec.perf[0].name in verdict.reason
+
+
+def test_perf_shapes_that_launched_triton_go_on_to_the_output_check():
+    from kbx.eval.judging import judge_perf_outputs
+
+    info = discover()["Activation/relu"]
+    verdict = judge_perf_outputs(info, {}, _perf_rows(info, [1] * len(info.spec.perf)), "cpu", expected_for=None)
+    assert verdict.status is Status.MISMATCH and "not saved" in verdict.reason  # past the launch check
