@@ -81,6 +81,38 @@ def test_the_decoy_replay_replays_a_compiled_entry_as_it_ran():
     _assert_honest(_inductor_records(INDUCTOR_DECOYS_BEFORE))
 
 
+# Elementwise references that Inductor writes as one Triton kernel, yet judged `no_triton` at their
+# first perf shape on an H200 (2026-12-06, docs/BENCHMARKS.md), with fewer launches counted than cases.
+INDUCTOR_NO_TRITON_BEFORE = ("Fusion/fused_add_gelu", "Fusion/fused_sub_gelu", "Fusion/fused_mul_sub")
+
+
+@pytest.mark.gpu
+def test_elementwise_references_compile_to_counted_triton_at_every_perf_shape():
+    _assert_honest(_inductor_records(INDUCTOR_NO_TRITON_BEFORE))
+
+
+@pytest.mark.gpu
+def test_every_launch_of_a_compiled_kernel_counts():
+    """The launch check and the decoy replay both rest on the counter seeing each launch of
+    Inductor's kernels: a compiled entry called on three shapes, three times each, launches nine times."""
+    import torch
+    import torch._inductor.runtime.triton_heuristics  # noqa: F401 - the launcher the counter wraps
+
+    from kbx.worker.instrument import LaunchCounter
+
+    counter = LaunchCounter()
+    counter.install()
+    add_gelu = torch.compile(lambda x, y: torch.nn.functional.gelu(x + y), dynamic=False)
+    calls = 0
+    for n in (3, 512 * 512, 2**24):
+        x, y = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
+        for _ in range(3):
+            add_gelu(x, y)
+            calls += 1
+    torch.cuda.synchronize()
+    assert counter.launches == calls
+
+
 def test_every_signature_is_compiled_past_dynamos_default_limit(monkeypatch):
     """Dynamo runs an entry eagerly once it has compiled `recompile_limit` signatures (8 by
     default); 128 tasks' perf shapes were timed that way on an H100. The proposal's module must lift
