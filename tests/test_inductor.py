@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from kbx.hardware import load_profiles
@@ -81,20 +83,21 @@ def test_the_decoy_replay_replays_a_compiled_entry_as_it_ran():
     _assert_honest(_inductor_records(INDUCTOR_DECOYS_BEFORE))
 
 
-# Elementwise references that Inductor writes as one Triton kernel, yet judged `no_triton` at their
-# first perf shape on an H200 (2026-12-06, docs/BENCHMARKS.md), with fewer launches counted than cases.
+# Judged `no_triton` at their first perf shape on an H200 (2026-12-06, docs/BENCHMARKS.md): a case
+# that raised (add, sub) or had no tensors (mul_sub) left every later call eager.
 INDUCTOR_NO_TRITON_BEFORE = ("Fusion/fused_add_gelu", "Fusion/fused_sub_gelu", "Fusion/fused_mul_sub")
 
 
 @pytest.mark.gpu
-def test_elementwise_references_compile_to_counted_triton_at_every_perf_shape():
+def test_references_stay_compiled_after_a_case_that_raised_or_had_no_tensors():
     _assert_honest(_inductor_records(INDUCTOR_NO_TRITON_BEFORE))
 
 
 @pytest.mark.gpu
 def test_every_launch_of_a_compiled_kernel_counts():
     """The launch check and the decoy replay both rest on the counter seeing each launch of
-    Inductor's kernels: a compiled entry called on three shapes, three times each, launches nine times."""
+    Inductor's kernels (wrapped at `CachingAutotuner.run`, not at Triton's JITFunction): a compiled
+    entry called on three shapes, three times each, launches nine times."""
     import torch
     import torch._inductor.runtime.triton_heuristics  # noqa: F401 - the launcher the counter wraps
 
@@ -118,33 +121,68 @@ def test_every_launch_of_a_compiled_kernel_counts():
     assert counter.launches == calls
 
 
-def test_every_signature_is_compiled_past_dynamos_default_limit(monkeypatch):
+@pytest.fixture
+def compiled(monkeypatch):
+    """The proposals' torch.compile with a counting backend instead of Inductor (which writes C++ on
+    a CPU): `graphs` holds each graph Dynamo compiled, `runs` one entry per execution of a graph.
+    `load(task_id)` execs the proposal's module and returns its entry; Dynamo is reset around the test."""
+    import torch
+
+    state = SimpleNamespace(graphs=[], runs=[])
+
+    def counting_backend(gm, example_inputs):
+        state.graphs.append(gm)
+
+        def run(*args):
+            state.runs.append(gm)
+            return gm.forward(*args)
+
+        return run
+
+    def load(task_id: str):
+        info = task(task_id)
+        scope: dict = {}
+        exec(compile(build(mode="default").propose(info, 0, [])[0].code, "<proposal>", "exec"), scope)  # noqa: S102 - kbx's own template
+        return scope[info.spec.entry]
+
+    real_compile = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda fn, mode, dynamic: real_compile(fn, backend=counting_backend,
+                                                                                 dynamic=dynamic))  # fmt: skip
+    state.load = load
+    torch._dynamo.reset()
+    yield state
+    torch._dynamo.reset()
+
+
+def test_every_signature_is_compiled_past_dynamos_default_limit(monkeypatch, compiled):
     """Dynamo runs an entry eagerly once it has compiled `recompile_limit` signatures (8 by
     default); 128 tasks' perf shapes were timed that way on an H100. The proposal's module must lift
-    the limit: compiled here with a counting backend, every one of 12 shapes is its own graph."""
+    the limit: every one of 12 shapes is its own graph."""
     import torch
 
     from kbx.methods.inductor import RECOMPILE_LIMIT
 
     monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 8)  # the default; restored afterwards
     monkeypatch.setattr(torch._dynamo.config, "accumulated_recompile_limit", 256)
-    graphs = []
+    relu = compiled.load("Activation/relu")
+    assert torch._dynamo.config.recompile_limit == RECOMPILE_LIMIT
+    for n in range(1, 13):
+        relu(torch.linspace(-1, 1, n))
+    assert len(compiled.graphs) == 12
 
-    def counting_backend(gm, example_inputs):
-        graphs.append(gm)
-        return gm.forward
 
-    real_compile = torch.compile
-    monkeypatch.setattr(torch, "compile", lambda fn, mode, dynamic: real_compile(fn, backend=counting_backend,
-                                                                                 dynamic=dynamic))  # fmt: skip
-    (proposal,) = build(mode="default").propose(task("Activation/relu"), 0, [])
-    scope: dict = {}
-    torch._dynamo.reset()
-    try:
-        exec(compile(proposal.code, "<proposal>", "exec"), scope)  # noqa: S102 - kbx's own template
-        assert torch._dynamo.config.recompile_limit == RECOMPILE_LIMIT
-        for n in range(1, 13):
-            scope["relu"](torch.linspace(-1, 1, n))
-    finally:
-        torch._dynamo.reset()
-    assert len(graphs) == 12
+def test_a_call_that_raised_or_had_no_tensors_leaves_later_calls_compiled(compiled):
+    """Dynamo runs a function eagerly for good after a call it converted without a graph. On an
+    H200 (2026-12-06) add+GELU's invalid-approximate case and mul-sub's Python-number case left their
+    perf shapes eager (`no_triton`). After each such call, the next new shape still runs a graph."""
+    import torch
+
+    add_gelu = compiled.load("Fusion/fused_add_gelu")
+    add_gelu(torch.ones(3), torch.ones(3))
+    with pytest.raises(ValueError):
+        add_gelu(torch.ones(3), torch.ones(3), approximate="fast")
+    add_gelu(torch.ones(5), torch.ones(5))
+    mul_sub = compiled.load("Fusion/fused_mul_sub")
+    assert mul_sub(2.0, 3.0, 1.0) == 5.0
+    mul_sub(torch.ones(7), torch.ones(7), torch.ones(7))
+    assert len(compiled.runs) == 3  # add_gelu at 3 and 5, mul_sub at 7 (1 without the reset: only the first)

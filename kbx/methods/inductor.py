@@ -14,6 +14,12 @@ signature eagerly. A task's cases alone use up to 18, so on an H100 (2026-12-05,
 128 of 184 tasks timed eager PyTorch at their perf shapes and called it torch.compile. The limit
 is raised to RECOMPILE_LIMIT, and the judge's launch check at each perf shape catches any shape
 still run eagerly.
+
+Dynamo also gives up on a function for good once a call of it is converted without a graph: a call
+that raises (a task's invalid-argument case) or one with no tensors (a Python-number case). Every
+later call, at every shape, then runs eagerly: on an H200 (2026-12-06, docs/BENCHMARKS.md) the perf
+shapes of elementwise fusions with such a case were `no_triton`. So the entry resets Dynamo's state
+(`torch.compiler.reset`) after such a call, and later signatures are compiled as if it had not happened.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import sys
 import types
 
 import torch
+from torch._dynamo.utils import counters as _dynamo_counters
 
 torch._dynamo.config.recompile_limit = {recompile_limit}  # each case and perf shape compiled, none run eagerly
 torch._dynamo.config.accumulated_recompile_limit = {recompile_limit}
@@ -37,7 +44,18 @@ _TASK_SOURCE = {source!r}
 _task = sys.modules["kbx_inductor_task"] = types.ModuleType("kbx_inductor_task")  # Dynamo looks it up
 exec(compile(_TASK_SOURCE, {path!r}, "exec"), _task.__dict__)
 _chosen = next(t for t in [_task.TASK, *getattr(_task, "VARIANTS", [])] if t.entry == {entry!r})  # or a dtype variant
-{entry} = torch.compile(_chosen.reference, mode={mode!r}, dynamic=False)
+_compiled = torch.compile(_chosen.reference, mode={mode!r}, dynamic=False)
+
+
+def {entry}(*args, **kwargs):
+    """Dynamo runs a function eagerly for good once a call of it is converted without a graph (it
+    raised, or had no tensors): its state is reset after such a call, so later ones are compiled."""
+    frames, graphs = _dynamo_counters["frames"]["total"], _dynamo_counters["stats"]["unique_graphs"]
+    try:
+        return _compiled(*args, **kwargs)
+    finally:
+        if _dynamo_counters["frames"]["total"] > frames and _dynamo_counters["stats"]["unique_graphs"] == graphs:
+            torch.compiler.reset()
 '''
 
 
