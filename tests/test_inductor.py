@@ -128,7 +128,14 @@ def compiled(monkeypatch):
     `load(task_id)` execs the proposal's module and returns its entry; Dynamo is reset around the test."""
     import torch
 
-    state = SimpleNamespace(graphs=[], runs=[])
+    def load(task_id: str):
+        info = task(task_id)
+        scope: dict = {}
+        (proposal,) = build(mode="default").propose(info, 0, [])
+        exec(compile(proposal.code, "<proposal>", "exec"), scope)  # noqa: S102 - kbx's own template
+        return scope[info.spec.entry]
+
+    state = SimpleNamespace(graphs=[], runs=[], load=load)
 
     def counting_backend(gm, example_inputs):
         state.graphs.append(gm)
@@ -139,16 +146,9 @@ def compiled(monkeypatch):
 
         return run
 
-    def load(task_id: str):
-        info = task(task_id)
-        scope: dict = {}
-        exec(compile(build(mode="default").propose(info, 0, [])[0].code, "<proposal>", "exec"), scope)  # noqa: S102 - kbx's own template
-        return scope[info.spec.entry]
-
     real_compile = torch.compile
     monkeypatch.setattr(torch, "compile", lambda fn, mode, dynamic: real_compile(fn, backend=counting_backend,
                                                                                  dynamic=dynamic))  # fmt: skip
-    state.load = load
     torch._dynamo.reset()
     yield state
     torch._dynamo.reset()
