@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kbx.mlflow_ui import tasks_experiment
+from kbx.tracking.ui_links import tasks_experiment
 
 METHODS = ("oneshot", "refine", "geak", "kernelagent", "stark")
 HARDWARE = ("h100", "h200", "a100", "rtx4090")
@@ -69,7 +69,7 @@ def synthetic_runs(n_task_runs: int, seed: int = BENCH_SEED, methods=METHODS, ha
 
 
 def task_runs(parent_id: str, method: str, hardware: str, tasks: list[tuple[str, str]], seed: int) -> list[FakeRun]:
-    """The task runs of a job run already in the store (kbx.tracking's, say), one per (task id, category)."""
+    """The task runs of a job run already in the store (kbx.tracking.tracker's, say), one per (task id, category)."""
     rng = np.random.default_rng(seed)
     return [_task(parent_id, method, hardware, task, category, 0.0, rng) for task, category in tasks]
 
@@ -91,7 +91,7 @@ def _job(method: str, hardware: str, rng) -> FakeRun:
 
 
 def _task(parent: str, method: str, hardware: str, task: str, category: str, logit: float, rng) -> FakeRun:
-    """Per-round metrics the way kbx.tracking logs them, with best-so-far carried along."""
+    """Per-round metrics the way kbx.tracking.tracker logs them, with best-so-far carried along."""
     metrics, best = [], {"compiled": 0.0, "correct": 0.0, "speedup": math.nan}
     for k in range(ROUNDS):
         gain = k * ROUND_LOGIT_GAIN

@@ -19,7 +19,7 @@ import pandas as pd
 from analysis import deviance, headline, intervals, load, tables
 
 ALL_GPUS = "all"  # the hardware label of a figure computed across GPUs
-NO_CODE = "no_code"  # kbx.eval.record.Status.NO_CODE: the method had no kernel for the task (stored predictions lack it)
+NO_CODE = "no_code"  # kbx.core.record.Status.NO_CODE: the method had no kernel for the task (stored predictions lack it)
 
 
 @dataclasses.dataclass(frozen=True)

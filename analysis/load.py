@@ -2,7 +2,7 @@
 
 kbx logs one run per job (tag kbx.role=job) in the named experiment and one run per task
 (kbx.role=task, its job's id in the tag mlflow.parentRunId) in the companion `<experiment>-tasks`;
-a task run's metrics carry the round as their step (see kbx/tracking.py): `correct`, `compiled`,
+a task run's metrics carry the round as their step (see kbx/tracking/tracker.py): `correct`, `compiled`,
 `speedup`, ... are what the method ships by that round (best so far), `round_correct`, ... the
 round's own attempt. The frame keeps those names. `search_runs` returns only the latest value of
 each metric, so per-round values come from the metric histories.
@@ -23,12 +23,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kbx.mlflow_ui import tasks_experiment
+from kbx.tracking.ui_links import tasks_experiment
 
 ROLE_TAG = "kbx.role"
 PARENT_TAG = "mlflow.parentRunId"
 STATUS_TAG = "kbx.status"
-UNJUDGED = ("harness_error", "quarantined")  # kbx.eval.record.Status values that are no verdict
+UNJUDGED = ("harness_error", "quarantined")  # kbx.core.record.Status values that are no verdict
 DEFAULT_STORE = Path("mlruns") / "mlflow.db"  # kbx's default, relative to the working directory
 PAGE_SIZE = 50_000  # MLflow's SEARCH_MAX_RESULTS_THRESHOLD: the largest page search_runs serves
 ROUND_KEYS = ("round_compiled", "round_correct", "round_speedup", "round_runtime_ms", "round_baseline_ms", "attempts")

@@ -17,19 +17,19 @@ import sys
 import threading
 import time
 
-from kbx import hardware as hw
-from kbx import preflight
-from kbx.errors import EXIT_USER_ERROR, USER_ERRORS, ConfigError
-from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
-from kbx.eval.limits import DEFAULT_CHECK_TIMEOUT_S, DEFAULT_TIME_TIMEOUT_S, scaled_timeout_s
-from kbx.eval.record import EvalRecord, Status
-from kbx.interrupt import exit_interrupted
+from kbx.core import hardware as hw
+from kbx.job import preflight
+from kbx.core.errors import EXIT_USER_ERROR, USER_ERRORS, ConfigError
+from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.driver.limits import DEFAULT_CHECK_TIMEOUT_S, DEFAULT_TIME_TIMEOUT_S, scaled_timeout_s
+from kbx.core.record import EvalRecord, Status
+from kbx.core.interrupt import exit_interrupted
 from kbx.methods.predictions import read_predictions
 from kbx.tasks.registry import discover
-from kbx.worker.sandbox import MODES, NAMESPACES
+from kbx.sandbox.namespaces import MODES, NAMESPACES
 
 PROG = "kbx.evaluate"
-CLI_OPTIONS = ("--hardware {}", "--hardware auto", "--force")  # see kbx.hardware.resolve
+CLI_OPTIONS = ("--hardware {}", "--hardware auto", "--force")  # see kbx.core.hardware.resolve
 WRITE_INTERVAL_S = 1.0  # the output file is rewritten at most this often while records come in
 POLL_S = 0.2
 
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
                              "8 on an H100, 2 on the CPU)")  # fmt: skip
     parser.add_argument("--timeout", type=float, default=None,
                         help=f"seconds per attempt for correctness (default {DEFAULT_CHECK_TIMEOUT_S:g} on a GPU, "
-                             "5x that under the CPU interpreter; see kbx/eval/limits.py)")  # fmt: skip
+                             "5x that under the CPU interpreter; see kbx/driver/limits.py)")  # fmt: skip
     parser.add_argument("--allow-empty", action="store_true", help="an empty predictions file is no error")
     parser.add_argument("--sandbox", default=NAMESPACES, choices=MODES,
                         help="isolation of candidates (docs/SECURITY.md); none runs them without it")  # fmt: skip

@@ -18,9 +18,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    from kbx.errors import EXIT_USER_ERROR, USER_ERRORS
-    from kbx.interrupt import exit_interrupted
-    from kbx.job import Interrupted, Job
+    from kbx.core.errors import EXIT_USER_ERROR, USER_ERRORS
+    from kbx.core.interrupt import exit_interrupted
+    from kbx.job.runner import Interrupted, Job
     from kbx.llm.keys import refuse_key_on_command_line
 
     try:
@@ -44,8 +44,8 @@ def preflight_multirun(argv: list[str]) -> str:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
-    from kbx import preflight
-    from kbx.errors import USER_ERRORS, ConfigError
+    from kbx.job import preflight
+    from kbx.core.errors import USER_ERRORS, ConfigError
     from kbx.sweeps.compose import compose
 
     try:
@@ -77,7 +77,7 @@ def preflight_multirun(argv: list[str]) -> str:
 def cli() -> None:
     problem = preflight_multirun(sys.argv[1:])
     if problem:
-        from kbx.errors import EXIT_USER_ERROR
+        from kbx.core.errors import EXIT_USER_ERROR
 
         print(f"kbx: error: {problem}", file=sys.stderr)
         sys.exit(EXIT_USER_ERROR)

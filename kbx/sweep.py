@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     # litellm fetches a price map over the network when imported unless told not to (stack-facts.md).
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
-    from kbx.errors import EXIT_USER_ERROR, USER_ERRORS
+    from kbx.core.errors import EXIT_USER_ERROR, USER_ERRORS
     from kbx.llm.keys import refuse_key_on_command_line
     from kbx.sweeps import spec as sweep_spec
     from kbx.sweeps.study import run

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from kbx.mlflow_ui import tasks_experiment
-from kbx.tracking import DB_FILE, Retrying, experiment_artifact_location
+from kbx.tracking.ui_links import tasks_experiment
+from kbx.tracking.tracker import DB_FILE, Retrying, experiment_artifact_location
 
 log = logging.getLogger("kbx")
 
@@ -122,7 +122,7 @@ def sync(src_uri: str, dst_uri: str, experiments: list[str] | None = None,
 
 
 def with_task_experiments(names: list[str], found: dict) -> list[str]:
-    """`names` with each one's companion of task runs (kbx.mlflow_ui) right after it, where SRC has one."""
+    """`names` with each one's companion of task runs (kbx.tracking.ui_links) right after it, where SRC has one."""
     out = []
     for name in names:
         companion = tasks_experiment(name)
@@ -132,7 +132,7 @@ def with_task_experiments(names: list[str], found: dict) -> list[str]:
 
 def relink_jobs(dst_uri: str, names: list[str], found: dict, runs: dict, copies: dict) -> None:
     """The copied jobs' descriptions and task views name their copies (SRC's ids mean nothing in DST)."""
-    from kbx.tracking import Tracker
+    from kbx.tracking.tracker import Tracker
 
     for name in names:
         if tasks_experiment(name) not in found:

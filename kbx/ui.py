@@ -1,7 +1,7 @@
 """`python -m kbx.ui [--experiment NAME] [--port N]`: print where the jobs are, then serve the MLflow UI.
 
 The UI runs on the local store (`mlruns/mlflow.db`, kbx's default); the printed link opens the
-experiment's jobs side by side (see kbx.mlflow_ui).
+experiment's jobs side by side (see kbx.tracking.ui_links).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from kbx import mlflow_ui
-from kbx.tracking import DB_FILE, DEFAULT_STORE_DIR
+from kbx.tracking import ui_links
+from kbx.tracking.tracker import DB_FILE, DEFAULT_STORE_DIR
 
 DEFAULT_PORT = 5000
 
@@ -40,7 +40,7 @@ def jobs_link(store: str, experiment: str, port: int) -> str:
     found = MlflowClient(tracking_uri=store).get_experiment_by_name(experiment)
     if found is None:
         return f"kbx: no experiment named {experiment!r} in {store} yet; the UI lists what there is: {base}"
-    return f"kbx jobs of {experiment!r}, side by side: {base}/#{mlflow_ui.runs_path(found.experiment_id)}"
+    return f"kbx jobs of {experiment!r}, side by side: {base}/#{ui_links.runs_path(found.experiment_id)}"
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Why: in the twentieth session's H200 run (docs/BENCHMARKS.md) every redone attem
 time beyond the GPU's in each repetition (one time slice of another CUDA context), although the window's probe
 had found the GPU quiet. A frozen process's kernels already queued keep running through a window. This script
 lets a second process queue about 6 s of matmuls and stop launching, as a frozen one would, and meanwhile
-measures: the share of single probes (kbx.eval.timing.gpu_is_quiet, QUIET_POLL_S apart, as wait_until_quiet
+measures: the share of single probes (kbx.sandbox.timing.gpu_is_quiet, QUIET_POLL_S apart, as wait_until_quiet
 makes them) that look quiet; the share of three back-to-back probes that all do; and the host time beyond the
 GPU's of repetitions made as a window makes them (sleep, op, synchronise). Then the same on the idle GPU.
 
@@ -41,8 +41,8 @@ def foreign() -> None:
 
 
 def measure(x: torch.Tensor) -> dict:
-    from kbx.eval import timing
-    from kbx.eval.timing_policy import TimingPolicy
+    from kbx.sandbox import timing
+    from kbx.rules.timing_policy import TimingPolicy
 
     pol = TimingPolicy()
     end, single = time.perf_counter() + PROBE_SECONDS, []

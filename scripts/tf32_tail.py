@@ -2,11 +2,11 @@
 
     .venv/bin/python scripts/tf32_tail.py [--seeds N] [--model exact|truncating|truncated|expert] [--case NAME|all] TASK_ID ...
 
-The tolerance audit (kbx.tasks.audit) models a TF32 kernel at one seed per case. kbx draws a secret
+The tolerance audit (kbx.quality.audit) models a TF32 kernel at one seed per case. kbx draws a secret
 seed per run, so what matters is the tail over seeds: on an H100 (2026-11-27) the expert kernels of
 fused_gelu_conv2d and fused_relu_conv2d, which pass on most seeds, failed one element of 16,384 on the
 outlier case of one run's seed (and on an H200, fused_softplus_linear). Two models:
-- exact: a TF32 kernel is the audit's (kbx.tasks.audit.run_tf32: every fp32 matrix product and
+- exact: a TF32 kernel is the audit's (kbx.quality.audit.run_tf32: every fp32 matrix product and
   convolution in the reference, intermediate ones included, on operands rounded to nearest TF32),
   against the reference in exact fp32, as the judge computes it on a GPU (eager matmuls keep fp32).
   For fused_transformer_block's outlier case it gave 28 of 2,000 seeds over a 2x allowance where the
@@ -20,7 +20,7 @@ outlier case of one run's seed (and on an H200, fused_softplus_linear). Two mode
   that round differently; a pessimistic bound, which the GPU runs do not show).
 - expert (on a GPU): the task's expert kernel itself, against the reference as the judge computes it
   there: what the models above stand for, measured.
-It prints, per task, the largest |error| / the judge's allowance (kbx.eval.compare.allowance, with
+It prints, per task, the largest |error| / the judge's allowance (kbx.rules.compare.allowance, with
 the task's tolerance as it is now; with the exact model, the task's own check where it has one, as
 kbx.tasks.identities.worst_ratio measures it) per seed: median, p99 and max, and how many seeds exceed 1.
 """
@@ -32,9 +32,9 @@ import math
 
 import torch
 
-from kbx.eval.compare import allowance
+from kbx.rules.compare import allowance
 from kbx.tasks import discover, identities
-from kbx.tasks.audit import round_to_tf32, run_reference, run_tf32, truncate_to_tf32
+from kbx.quality.audit import round_to_tf32, run_reference, run_tf32, truncate_to_tf32
 from kbx.tasks.inputs import make_generator
 from kbx.tasks.registry import expert_entry
 from kbx.tasks.spec import FIXED

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kbx.eval.evaluator import EvalSettings, Evaluator
-from kbx.loop import run_suite
+from kbx.driver.evaluator import EvalSettings, Evaluator
+from kbx.methods.loop import run_suite
 from kbx.methods.geak import build_geak, judge_score
 from kbx.methods.kernelagent import banned_calls, build_kernelagent
 from kbx.methods.stark import build_stark
@@ -43,7 +43,7 @@ def test_geak_reflects_on_the_verdict_and_a_failed_judge_call_does_not_stop_it(e
 
 
 def test_geak_pool_keeps_the_fastest_and_replaces_the_slowest():
-    from kbx.eval.record import EvalRecord, Status
+    from kbx.core.record import EvalRecord, Status
 
     def rec(speedup):
         return EvalRecord(task="t", task_version=1, status=Status.OK, timed=True, speedup=speedup, runtime_ms=1.0,

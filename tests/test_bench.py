@@ -8,7 +8,7 @@ import pytest
 import json
 import time
 
-from kbx.bench import exclusive_share, format_report, main, repeatability, summarize, summary_data, window_split
+from kbx.bench.suite import exclusive_share, format_report, main, repeatability, summarize, summary_data, window_split
 
 
 def test_repeatability_over_shapes_both_runs_timed():
@@ -100,8 +100,8 @@ def test_a_summary_from_a_run_cut_short_counts_what_finished(tmp_path):
 
 
 def test_the_quiet_report_gives_each_neighbours_change():
-    from kbx.bench_quiet import format_quiet_report, quiet_report
-    from kbx.eval.record import EvalRecord, Status
+    from kbx.bench.quiet import format_quiet_report, quiet_report
+    from kbx.core.record import EvalRecord, Status
 
     def rec(task, status, speedup):
         return EvalRecord(task=task, task_version=1, status=status, speedup=speedup)
@@ -117,7 +117,7 @@ def test_the_quiet_report_gives_each_neighbours_change():
 def test_overhead_bench_gives_both_commands_the_same_tasks(tmp_path):
     """Both commands judge the same tasks: a whole category as the user types it, or the tasks
     picked (or a category's tasks with an expert kernel, which kbx.bench eval keeps to) by id."""
-    from kbx.bench_overhead import _argv, _summarized
+    from kbx.bench.overhead import _argv, _summarized
     from kbx.tasks import discover, select
 
     store = tmp_path / "s" / "mlflow.db"
@@ -141,7 +141,7 @@ def test_overhead_bench_gives_both_commands_the_same_tasks(tmp_path):
 def test_host_load_counts_the_drivers_cpu_and_the_hosts(tmp_path):
     """Whether a multi-GPU run's host or its one driver process is the shared resource: the driver's
     CPU seconds since the start (a second of busy work here) and every CPU's busy share."""
-    from kbx.host_load import HostLoad, cpu_jiffies
+    from kbx.bench.host_load import HostLoad, cpu_jiffies
 
     load = HostLoad()
     deadline = time.process_time() + 1.0
@@ -167,14 +167,14 @@ def test_the_summary_carries_each_runs_host_load():
     report = {"device": "NVIDIA H100", "n_kernels": 1, "gpus": 4, "runs": [run, {"wall_s": 5.0, "records": [RECORD]}]}
     data = summary_data(report, "python -m kbx.bench eval")
     assert data["runs"][0]["driver_cpu_share"] == 0.95 and data["runs"][0]["host_cpu_busy_pct"] == 41.0
-    assert "driver_cpu_s" not in data["runs"][1]  # a run from before kbx.host_load
+    assert "driver_cpu_s" not in data["runs"][1]  # a run from before kbx.bench.host_load
     assert "driver CPU 9.5 s (95% of the wall), 64 host CPUs, host CPUs busy 41%" in format_report(report)
 
 
 def test_gpu_load_averages_each_gpus_readings_and_says_nothing_without_them():
     """GPU busy share per GPU, sampled by a thread; a GPU that gives no reading (no NVML, a CPU run)
     leaves the figure out rather than reporting 0 %."""
-    from kbx.host_load import GpuLoad
+    from kbx.bench.host_load import GpuLoad
 
     readings = {0: iter([20.0, 40.0] + [30.0] * 1000), 1: iter([90.0] * 1000)}
     load = GpuLoad([0, 1], read=lambda i: next(readings[i]), interval_s=0.01)
@@ -205,7 +205,7 @@ def test_the_report_says_how_busy_each_gpu_was():
 def test_the_report_gives_the_judges_start_up_and_their_first_requests_cost():
     """kbx.bench.judge_start_figures: the median of each start-up phase over the judges, and the judge
     time of the first attempts to finish (one per judge) against the rest's."""
-    from kbx.bench import judge_start_figures
+    from kbx.bench.suite import judge_start_figures
 
     startups = [{"import_s": 2.0, "cuda_context_s": 1.0}, {"import_s": 4.0, "cuda_context_s": 3.0}, {"import_s": 3.0}]
     finished = [{"judge_s": s} for s in (9.0, 7.0, 8.0, 0.5, 0.7, 0.9, 0.8)]  # in the order they finished
@@ -223,7 +223,7 @@ def test_the_report_gives_the_judges_start_up_and_their_first_requests_cost():
 
 def test_the_commit_named_by_kbx_commit_wins_over_a_stale_checkouts(monkeypatch):
     """A tree copied onto a lent GPU machine carries old git metadata: KBX_COMMIT names the code."""
-    from kbx.bench import _commit
+    from kbx.bench.suite import _commit
 
     monkeypatch.delenv("KBX_COMMIT", raising=False)
     checkout = _commit()

@@ -1,4 +1,4 @@
-"""`python -m kbx.bench table`: docs/EXPERTS.md from bench results (kbx/bench_table.py).
+"""`python -m kbx.bench table`: docs/EXPERTS.md from bench results (kbx/bench/table.py).
 
 The GPU fixtures are real: `kbx.bench eval --json` of 8 experts on an H100 (2026-11-25), and the
 `kbx.evaluate` records of `torch.compile` of the same 8 references on the same H100, wrapped as a
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kbx.bench import main as bench_main
-from kbx.bench_table import TableError, build_table, counted, expert_notes, load_results, speedup_over, write_table
+from kbx.bench.suite import main as bench_main
+from kbx.bench.table import TableError, build_table, counted, expert_notes, load_results, speedup_over, write_table
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
 EXPERTS_H100 = str(FIXTURES / "h100_reference.json")

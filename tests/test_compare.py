@@ -1,4 +1,4 @@
-"""The comparison rules every verdict rests on (kbx.eval.compare), against hand-computed cases.
+"""The comparison rules every verdict rests on (kbx.rules.compare), against hand-computed cases.
 
 Values are chosen to be exactly representable in their dtype, so each boundary below is the rule's
 boundary and not a rounding accident: fp32 passes when |got - expected| <= atol + rtol * |expected|
@@ -12,8 +12,8 @@ import math
 import pytest
 import torch
 
-from kbx.eval.compare import EXCEPTION_KEY, SHOWN_INDICES, compare
-from kbx.eval.record import Status
+from kbx.rules.compare import EXCEPTION_KEY, SHOWN_INDICES, compare
+from kbx.core.record import Status
 from kbx.tasks import Tolerance, matmul_tolerance
 from kbx.tasks.spec import TF32_RMS_ATOL
 
@@ -300,7 +300,7 @@ def test_poison_where_nan_is_expected_is_fine():
 
 
 def test_cuda_only_errors_are_unsupported_on_cpu_not_wrong():
-    from kbx.eval.judging import _error_status
+    from kbx.sandbox.judging import _error_status
 
     cuda_only = {"type": "AssertionError", "message": "AssertionError: Torch not compiled with CUDA enabled", "oom": False}
     genuine = {"type": "ValueError", "message": "ValueError: Conflicting meta-parameters: BLOCK_K", "oom": False}
@@ -312,7 +312,7 @@ def test_cuda_only_errors_are_unsupported_on_cpu_not_wrong():
 def test_comparison_in_chunks_gives_the_same_verdict_as_whole(monkeypatch):
     """Perf-shape outputs are compared CHUNK_ELEMENTS at a time (the judge's GPU memory); the RMS
     floor still spans the whole tensor, and a bad element in any chunk is found."""
-    from kbx.eval import compare as compare_module
+    from kbx.rules import compare as compare_module
 
     gen = torch.Generator().manual_seed(0)
     expected = torch.randn(1000, generator=gen)
@@ -328,13 +328,13 @@ def test_comparison_in_chunks_gives_the_same_verdict_as_whole(monkeypatch):
     assert compare(z, z.clone(), tol).ok
 
 
-# --- poisoning the allocator's cached free blocks (kbx.worker.instrument) ---------------------------
+# --- poisoning the allocator's cached free blocks (kbx.sandbox.instrument) ---------------------------
 
 
 def test_poisoning_takes_every_cached_free_block_of_its_device_and_stream():
     """The requests that fill the caching allocator's free blocks: one per block, exactly its size,
     on this device and stream only; a small-pool block over 1 MiB in pieces the small pool serves."""
-    from kbx.worker.instrument import SMALL_REQUEST_MAX_BYTES, cached_fill_sizes
+    from kbx.sandbox.instrument import SMALL_REQUEST_MAX_BYTES, cached_fill_sizes
 
     def seg(kind, blocks, device=0, stream=0):
         return {"device": device, "stream": stream, "segment_type": kind,
@@ -357,7 +357,7 @@ def test_poisoning_takes_every_cached_free_block_of_its_device_and_stream():
 def test_outputs_copy_a_tensor_listed_twice_once_and_keep_distinct_tensors_apart(tmp_path):
     """An in-place op's result lists its parameter twice (returned, and as state): one copy, saved
     once; a view with other strides, another input, or a slice stays a copy of its own."""
-    from kbx.worker.cases import to_plain, with_state
+    from kbx.sandbox.cases import to_plain, with_state
 
     param, grad, buf = torch.randn(2**16), torch.randn(2**16), torch.randn(2**16)
     (ret_p, ret_b), (st_p, st_g, st_b) = to_plain(with_state((param, buf), (param, grad, buf), {}))
@@ -371,7 +371,7 @@ def test_outputs_copy_a_tensor_listed_twice_once_and_keep_distinct_tensors_apart
 
 
 def test_the_judge_reads_a_mapped_outputs_file_as_it_reads_a_copied_one(tmp_path):
-    from kbx.worker.judge import Judge
+    from kbx.sandbox.judge import Judge
 
     path = tmp_path / "perf_outputs.pt"
     outputs = {"n2^10": {"seed": 3, "output": (torch.randn(1024), torch.arange(5))}}

@@ -1,4 +1,4 @@
-"""Longest first (kbx.eval.costs): attempts start in the order their tasks' earlier wall times give,
+"""Longest first (kbx.driver.costs): attempts start in the order their tasks' earlier wall times give,
 the costs are learnt from the records and kept per device, and a bad costs file only loses the order."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from kbx.eval.costs import AttemptCosts
-from kbx.eval.evaluator import evaluate_all
+from kbx.driver.costs import AttemptCosts
+from kbx.driver.evaluator import evaluate_all
 
 
 @dataclasses.dataclass

@@ -7,7 +7,7 @@ import signal
 import threading
 import time
 
-from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
 from kbx.tasks import discover
 from tests.conftest import FIXTURE_TASKS, REPO
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
-from kbx.eval.pool import open_evaluator
-from kbx.eval.record import Status
+from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.driver.pool import open_evaluator
+from kbx.core.record import Status
 from kbx.tasks import discover
 from tests.conftest import REPO
 

@@ -140,11 +140,11 @@ def test_a_read_past_a_scalar_tensors_end_fails_on_the_gpu(tasks):
     """Corpus line 10 (GEAK fused_add_mean, round 0) makes its scalar `other` a one-element tensor and
     reads three elements of it. Upstream failed it; kbx passed it on an H100 while poisoning missed the
     cached free blocks of segments holding the task's inputs: its block still held an earlier case's
-    [0.5, 0.5, 0.5] (kbx.worker.instrument)."""
+    [0.5, 0.5, 0.5] (kbx.sandbox.instrument)."""
     import torch
 
-    from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
-    from kbx.eval.record import Status
+    from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.core.record import Status
     from kbx.methods.predictions import read_predictions
 
     if not torch.cuda.is_available():

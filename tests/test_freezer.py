@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from kbx.worker import freezer
+from kbx.sandbox import freezer
 
 # A "candidate" that spins in a thread, starts a child that calls setsid, and a double-forked
 # grandchild, then prints every pid it started.
@@ -132,7 +132,7 @@ def test_the_zygote_freezes_a_sandboxed_candidates_whole_tree():
     import threading
     import uuid
 
-    from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
     from kbx.tasks import discover
     from tests.conftest import FIXTURE_TASKS
 
@@ -173,8 +173,8 @@ def test_the_zygote_freezes_a_sandboxed_candidates_whole_tree():
 
 UNPRIVILEGED = """
 import os, signal, sys, time
-from kbx.worker import freezer
-from kbx.worker.sandbox import IsolatedForker
+from kbx.sandbox import freezer
+from kbx.sandbox.namespaces import IsolatedForker
 
 forker = IsolatedForker()  # not root: the zygote's own user and PID namespaces, and their /proc
 worker = forker.fork()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kbx.hardware import Hardware, HardwareError, load_profiles, resolve
+from kbx.core.hardware import Hardware, HardwareError, load_profiles, resolve
 
 H100_NAME = "NVIDIA H100 80GB HBM3"
 
@@ -94,8 +94,8 @@ def test_composed_eval_workers_follow_the_profile_and_the_command_line_wins():
 def test_hardware_auto_takes_the_detected_profiles_defaults(profiles, gpus, overrides, workers):
     """hardware=auto composes auto.yaml's defaults; the GPU found (or none) decides, unless the
     command line named a value."""
-    from kbx import hardware as hw
-    from kbx.job import apply_eval_defaults
+    from kbx.core import hardware as hw
+    from kbx.job.runner import apply_eval_defaults
 
     cfg = composed("hardware=auto", *overrides)
     apply_eval_defaults(cfg, resolve(hw.from_config(cfg.hardware), profiles, gpus=gpus))
@@ -103,7 +103,7 @@ def test_hardware_auto_takes_the_detected_profiles_defaults(profiles, gpus, over
 
 
 def test_a_forced_gpu_label_without_a_gpu_judges_with_the_cpus_defaults(profiles):
-    from kbx.hardware import eval_defaults
+    from kbx.core.hardware import eval_defaults
 
     assert eval_defaults(resolve(profiles["h100"], profiles, force=True, gpus=[])) == {"workers": 2}
     assert eval_defaults(resolve(profiles["h100"], profiles, gpus=[H100_NAME])) == {"workers": 8}

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from kbx.eval.attempt import MAX_HARNESS_RETRIES
-from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
-from kbx.eval.record import Status
-from kbx.loop import Judged, TaskResult
-from kbx.summary import summarize
+from kbx.driver.attempt import MAX_HARNESS_RETRIES
+from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.core.record import Status
+from kbx.methods.loop import Judged, TaskResult
+from kbx.job.summary import summarize
 from kbx.tasks import discover
 
 HERE = Path(__file__).parent
@@ -123,11 +123,11 @@ def test_a_failure_making_the_inputs_is_the_harnesss_not_the_candidates(tmp_path
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("runuser") or not os.access("/usr/bin/python3", os.X_OK),
                     reason="needs root, runuser and a system python3 to run the probe as another user")  # fmt: skip
 def test_the_sandbox_works_for_an_unprivileged_user():
-    """The non-root path: the zygote's own user and PID namespaces (kbx.worker.sandbox)."""
+    """The non-root path: the zygote's own user and PID namespaces (kbx.sandbox.namespaces)."""
     import subprocess
 
     repo = str(HERE.parent)
-    done = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-m", "kbx.worker.sandbox"],
+    done = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-m", "kbx.sandbox.namespaces"],
                           capture_output=True, text=True, cwd="/", env={"PYTHONPATH": repo, "PATH": os.environ["PATH"]},
                           timeout=60)  # fmt: skip
     assert done.returncode == 0 and '"available": true' in done.stdout, done.stdout + done.stderr
@@ -137,7 +137,7 @@ def test_a_gpu_busy_after_the_candidates_timing_is_charged_only_when_every_try_s
     """A frozen process's queued kernels keep running, so one busy GPU after the owner's repetitions
     does not prove the work was the owner's: the attempt is redone, and charged as hidden work only
     when each of its tries finds the GPU busy (the thread variant of tests/test_quiet_gpu.py)."""
-    from kbx.eval.attempt import AttemptRun, _HarnessFailure
+    from kbx.driver.attempt import AttemptRun, _HarnessFailure
 
     run = AttemptRun.__new__(AttemptRun)  # the rule alone: no worker, judge or GPU
     run.busy_tries = 0
@@ -154,7 +154,7 @@ def test_every_repetition_disturbed_is_charged_only_when_every_try_shows_it():
     full-suite run (host CPUs 52 % busy) and was charged hidden_work on that one try; the next run of
     the same code timed it clean. Now the attempt is redone first, and a try that does not show it
     stands: the charge needs every try."""
-    from kbx.eval.attempt import AttemptRun, _HarnessFailure
+    from kbx.driver.attempt import AttemptRun, _HarnessFailure
 
     suspicion = "shape n1024_k50: every repetition ran work outside the timed stream"
     run = AttemptRun.__new__(AttemptRun)  # the rule alone: no worker, judge or GPU
@@ -172,8 +172,8 @@ def test_a_crash_after_kbx_signalled_the_worker_is_redone_not_charged():
     """faulthandler's all-thread stack dump (kbx's SIGUSR1) is not async-signal-safe: a worker that crashes
     after kbx signalled it may be kbx's doing, so the attempt is redone; without a signal the crash is the
     candidate's."""
-    from kbx.eval.attempt import AttemptRun, _HarnessFailure
-    from kbx.eval.processes import ZygoteClient
+    from kbx.driver.attempt import AttemptRun, _HarnessFailure
+    from kbx.driver.processes import ZygoteClient
 
     zygote = ZygoteClient({}, HERE / "unused.log")  # its bookkeeping only: no process is started
     zygote._send = lambda msg: None
@@ -190,7 +190,7 @@ def test_a_crash_after_kbx_signalled_the_worker_is_redone_not_charged():
 
 
 def test_a_judge_answers_every_request_before_it_leaves_at_the_end_of_its_input():
-    """The judge ends with os._exit (kbx.worker.process_exit): whatever it was asked before its input
+    """The judge ends with os._exit (kbx.sandbox.process_exit): whatever it was asked before its input
     closed is answered, and it exits 0."""
     import json
     import subprocess
@@ -198,7 +198,7 @@ def test_a_judge_answers_every_request_before_it_leaves_at_the_end_of_its_input(
 
     env = {**os.environ, "KBX_DEVICE": "cpu", "KBX_TASKS_DIR": str(FIXTURE_TASKS)}
     requests = b'{"op": "ping"}\n{"op": "no such op"}\n{"op": "ping"}\n'
-    done = subprocess.run([sys.executable, "-m", "kbx.worker.judge"], input=requests, capture_output=True, env=env,
+    done = subprocess.run([sys.executable, "-m", "kbx.sandbox.judge"], input=requests, capture_output=True, env=env,
                           timeout=120)  # fmt: skip
     replies = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert done.returncode == 0 and len(replies) == 3, done.stderr.decode()[-2000:]
@@ -209,14 +209,14 @@ def test_a_judge_answers_every_request_before_it_leaves_at_the_end_of_its_input(
 
 @pytest.mark.gpu
 def test_a_gpu_judge_warms_up_before_its_first_request():
-    """kbx.worker.judge.warm_up: the CUDA context and the libraries' handles are made at start-up,
+    """kbx.sandbox.judge.warm_up: the CUDA context and the libraries' handles are made at start-up,
     timed by phase, and reported in the answer to the first ping."""
     import json
     import subprocess
     import sys
 
     env = {**os.environ, "KBX_DEVICE": "cuda:0", "KBX_TASKS_DIR": str(FIXTURE_TASKS)}
-    done = subprocess.run([sys.executable, "-m", "kbx.worker.judge"], input=b'{"op": "ping"}\n', capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "kbx.sandbox.judge"], input=b'{"op": "ping"}\n', capture_output=True,
                           env=env, timeout=300)  # fmt: skip
     (reply,) = [json.loads(line) for line in done.stdout.decode().splitlines()]
     phases = ["import_s", "cuda_context_s", "generator_s", "matmul_s", "compare_s"]

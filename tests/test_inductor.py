@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kbx.hardware import load_profiles
+from kbx.core.hardware import load_profiles
 from kbx.methods.base import MethodError
 from kbx.methods.inductor import build
 from tests.test_llm import task
@@ -36,7 +36,7 @@ def test_a_dtype_variants_proposal_compiles_the_variants_reference():
 
 @pytest.mark.gpu
 def test_inductor_kernels_pass_and_their_launches_count():
-    from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
 
     gelu = task("Activation/gelu")
     (proposal,) = build().propose(gelu, 0, [])
@@ -53,7 +53,7 @@ INDUCTOR_DECOYS_BEFORE = ("Reduce/mean", "Math/mul", "Loss/mse_loss", "Fusion/fu
 
 
 def _inductor_records(task_ids: tuple[str, ...]) -> list:
-    from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
 
     attempts = [Attempt(task(t), build().propose(task(t), 0, [])[0].code, "inductor") for t in task_ids]
     with Evaluator(EvalSettings(device="cuda", workers=4)) as ev:
@@ -61,7 +61,7 @@ def _inductor_records(task_ids: tuple[str, ...]) -> list:
 
 
 def _assert_honest(records: list) -> None:
-    from kbx.eval.record import Status
+    from kbx.core.record import Status
 
     for record in records:
         assert record.status is Status.OK or (record.status is Status.TIMING_SUSPECT and "speedup" in record.reason), (
@@ -101,7 +101,7 @@ def test_every_launch_of_a_compiled_kernel_counts():
     import torch
     import torch._inductor.runtime.triton_heuristics  # noqa: F401 - the launcher the counter wraps
 
-    from kbx.worker.instrument import LaunchCounter
+    from kbx.sandbox.instrument import LaunchCounter
 
     counter = LaunchCounter()
     counter.install()

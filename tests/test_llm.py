@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from kbx.eval.evaluator import EvalSettings, Evaluator
-from kbx.eval.record import EvalRecord, Mismatch, Status
-from kbx.hardware import load_profiles
+from kbx.driver.evaluator import EvalSettings, Evaluator
+from kbx.core.record import EvalRecord, Mismatch, Status
+from kbx.core.hardware import load_profiles
 from kbx.llm import LLMClient, LLMError, LLMSettings
 from kbx.llm.prompt import PromptSettings, feedback, task_messages
-from kbx.loop import run_suite
+from kbx.methods.loop import run_suite
 from kbx.methods.base import Proposal
 from kbx.methods.llm import Budget, build_best_of_n, build_iterative, build_oneshot
 from kbx.tasks.registry import default_tasks_dir, load_task_id
@@ -155,7 +155,7 @@ def test_evaluator_slots_bound_concurrent_evaluate_calls():
     ev = Evaluator.__new__(Evaluator)  # no worker processes: only the slot logic is under test
     ev.settings = EvalSettings(workers=2)
     ev.slots = threading.BoundedSemaphore(2)
-    ev.costs = None  # no ordering by earlier runs' costs (kbx.eval.costs) here
+    ev.costs = None  # no ordering by earlier runs' costs (kbx.driver.costs) here
     state = {"active": 0, "peak": 0}
     lock = threading.Lock()
 
@@ -249,7 +249,7 @@ def compose(*overrides):
 
 
 def test_job_preflight_fails_before_any_task_and_redacts_the_key(tmp_path):
-    from kbx.job import Job
+    from kbx.job.runner import Job
 
     with pytest.raises(LLMError, match="llm.model is not set"):
         Job.prepare(compose("method=oneshot"), tmp_path)

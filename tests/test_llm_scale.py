@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from kbx.eval.record import EvalRecord, Status
-from kbx.hardware import load_profiles
+from kbx.core.record import EvalRecord, Status
+from kbx.core.hardware import load_profiles
 from kbx.llm import LLMClient, LLMSettings
 from kbx.llm.budget import JobBudget, JobCaps
 from kbx.llm.prompt import PromptSettings
 from kbx.llm.scripted import Failure, in_flight_share
-from kbx.loop import proposers, run_suite
+from kbx.methods.loop import proposers, run_suite
 from kbx.methods.llm import Budget, build_iterative
 from kbx.tasks import discover
 from tests.llm_server import REPO, ScriptedServer, fix_after_error, key_file
@@ -191,8 +191,8 @@ def test_job_budget_stops_new_calls_and_lets_in_flight_ones_finish(tmp_path):
 
 
 def test_a_cost_cap_needs_a_price(tmp_path):
-    from kbx.errors import ConfigError
-    from kbx.job import build_llm
+    from kbx.core.errors import ConfigError
+    from kbx.job.runner import build_llm
     from tests.test_llm import compose
 
     base = ("method=iterative", "llm.model=openai/unpriced-local", "llm.api_base=http://127.0.0.1:9/v1")

@@ -1,4 +1,4 @@
-"""Memory admission's data (kbx.eval.memory): each task's measured peak per GPU model, and what an
+"""Memory admission's data (kbx.driver.memory): each task's measured peak per GPU model, and what an
 attempt reserves from it. The scheduler's use of it is in test_scheduler; the measurement itself
 runs on a GPU (test_memory_gpu below)."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from kbx.eval.memory import PEAKS_PATH, SIDES, PeakTable, TaskPeak, load_peaks, save_peaks
+from kbx.driver.memory import PEAKS_PATH, SIDES, PeakTable, TaskPeak, load_peaks, save_peaks
 from kbx.tasks import discover
 
 GIB = 1 << 30
@@ -62,7 +62,7 @@ def test_memory_gpu():
     inputs and its output, 1.5 GiB, and (with input generation's temporaries) less than twice that."""
     import torch
 
-    from kbx.eval.memory import measure_task_peak
+    from kbx.driver.memory import measure_task_peak
 
     peak = measure_task_peak(discover()["Math/add"], "cuda")
     assert peak.case == "n2^27"

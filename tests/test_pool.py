@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import threading
 
-from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
-from kbx.eval.pool import EvaluatorPool, open_evaluator
-from kbx.eval.scheduler import GpuScheduler
+from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.driver.pool import EvaluatorPool, open_evaluator
+from kbx.driver.scheduler import GpuScheduler
 from kbx.tasks import discover
 from tests.conftest import FIXTURE_TASKS, REPO
 
@@ -47,8 +47,8 @@ def test_one_device_gets_a_plain_evaluator():
 
 def test_the_hosts_cpus_are_shared_among_every_members_processes(monkeypatch):
     """Each member's workers, judges and timer get an even share of the host's CPUs as their
-    thread pools (kbx.eval.evaluator.cpu_threads_per_process), so a pool never oversubscribes."""
-    from kbx.eval import evaluator
+    thread pools (kbx.driver.evaluator.cpu_threads_per_process), so a pool never oversubscribes."""
+    from kbx.driver import evaluator
 
     monkeypatch.setattr(evaluator.os, "sched_getaffinity", lambda pid: set(range(16)))
     assert evaluator.cpu_threads_per_process(4) == 4
@@ -111,7 +111,7 @@ def test_an_interrupt_starts_no_queued_attempt():
     import time
     from types import SimpleNamespace
 
-    from kbx.eval.evaluator import evaluate_all
+    from kbx.driver.evaluator import evaluate_all
 
     started: list[int] = []
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import CORPUS
-from kbx.eval.source import HARNESS_SEPARATOR_LEN, check_syntax, extract_code
+from kbx.core.source import HARNESS_SEPARATOR_LEN, check_syntax, extract_code
 from kbx.methods.base import MethodError
 from kbx.methods.predictions import PredictionsMethod, read_predictions
 from kbx.tasks import discover

@@ -1,4 +1,4 @@
-"""Preflight (kbx.preflight): every bad configuration a one-line `kbx: error:` in seconds, before any
+"""Preflight (kbx.job.preflight): every bad configuration a one-line `kbx: error:` in seconds, before any
 job starts, any run is created or any kernel is judged; in a multirun, every job is checked first."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import time
 import pytest
 from omegaconf import OmegaConf
 
-from kbx import preflight
-from kbx.errors import ConfigError
-from kbx.eval.limits import INTERPRETER_TIMEOUT_FACTOR, scaled_timeout_s
+from kbx.job import preflight
+from kbx.core.errors import ConfigError
+from kbx.driver.limits import INTERPRETER_TIMEOUT_FACTOR, scaled_timeout_s
 from kbx.sweeps.compose import compose
 
 pytestmark = pytest.mark.e2e

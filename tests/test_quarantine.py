@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from kbx.inflight import QUARANTINE_AFTER, InFlightJournal
+from kbx.driver.inflight import QUARANTINE_AFTER, InFlightJournal
 from tests.conftest import FIXTURE_TASKS, REPO
 
 pytestmark = pytest.mark.e2e
@@ -45,7 +45,7 @@ def test_journal_counts_sessions_that_died_with_the_task(tmp_path):
 
 
 def test_journal_keeps_events_until_the_run_id_is_known(tmp_path):
-    """A new job judges before its run exists (kbx.tracking_thread): the events are written, in order,
+    """A new job judges before its run exists (kbx.tracking.thread): the events are written, in order,
     once it does, so a death after that blames the task."""
     journal = InFlightJournal(tmp_path, "", "a")
     journal.started("T/poison")

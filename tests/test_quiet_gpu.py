@@ -1,16 +1,16 @@
 """A quiet GPU means quiet (GPU only): a candidate's background GPU work - a thread on a side
 stream, a child process - never changes the verdict or the speedup of the attempts beside it,
-because every other process is frozen while one is timed (kbx.eval.scheduler); and the
-candidate's own hidden work fails it, not its neighbours. The runs are kbx.bench_quiet's, whose
+because every other process is frozen while one is timed (kbx.driver.scheduler); and the
+candidate's own hidden work fails it, not its neighbours. The runs are kbx.bench.quiet's, whose
 figures `python -m kbx.bench quiet` prints."""
 
 from __future__ import annotations
 
 import pytest
 
-from kbx.bench_quiet import format_quiet_report, neighbour_runs, quiet_report, speedup_change
-from kbx.eval.evaluator import EvalSettings, Evaluator
-from kbx.eval.record import Status
+from kbx.bench.quiet import format_quiet_report, neighbour_runs, quiet_report, speedup_change
+from kbx.driver.evaluator import EvalSettings, Evaluator
+from kbx.core.record import Status
 
 SPEEDUP_TOLERANCE = 0.05  # the repeatability goal (p95 of |delta|) for the same kernel timed twice
 

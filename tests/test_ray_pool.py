@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from kbx.eval.evaluator import Attempt, EvalSettings
-from kbx.eval.record import EvalRecord, Mismatch, ShapeTiming, Status
+from kbx.driver.evaluator import Attempt, EvalSettings
+from kbx.core.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.tasks import discover
 from tests.conftest import FIXTURE_TASKS, REPO
 
@@ -48,7 +48,7 @@ def attempts(*labels: str) -> list[Attempt]:
 
 
 def pool(n: int):
-    from kbx.eval.ray_pool import RayEvaluatorPool, RaySettings
+    from kbx.driver.ray_pool import RayEvaluatorPool, RaySettings
 
     return RayEvaluatorPool(SETTINGS, RaySettings(actors=n))
 
@@ -132,7 +132,7 @@ def test_an_actor_lost_mid_attempt_fails_over(ray_local, how):
         thread, out = judge_in_background(p, batch)
         victim = wait_until_checking(ray_local, p, "slow")
         orphans = descendants(victim.info["pid"])  # its zygote and the slow candidate's worker, at least
-        assert any("kbx.worker.zygote" in " ".join(proc.cmdline()) for proc in orphans), orphans
+        assert any("kbx.sandbox.zygote" in " ".join(proc.cmdline()) for proc in orphans), orphans
         if how == "SIGKILL":
             os.kill(victim.info["pid"], signal.SIGKILL)
         else:
@@ -151,7 +151,7 @@ def test_an_actor_lost_mid_attempt_fails_over(ray_local, how):
 
 
 def test_no_actor_left_is_a_clear_error(ray_local):
-    from kbx.eval.ray_pool import RayPoolError
+    from kbx.driver.ray_pool import RayPoolError
 
     with pool(1) as p:
         ray_local.kill(p.members[0].handle)
@@ -179,8 +179,8 @@ def compose(*overrides):
     ],
 )
 def test_bad_backend_settings_fail_in_prepare(tmp_path, overrides, message):
-    from kbx.errors import ConfigError
-    from kbx.job import Job
+    from kbx.core.errors import ConfigError
+    from kbx.job.runner import Job
 
     with pytest.raises(ConfigError, match=message):
         Job.prepare(compose(*overrides), tmp_path)
@@ -188,7 +188,7 @@ def test_bad_backend_settings_fail_in_prepare(tmp_path, overrides, message):
 
 def test_backend_is_not_part_of_a_jobs_identity(tmp_path):
     """A job cut short on one backend (or Slurm partition) is resumed on another: same config_hash."""
-    from kbx.job import Job
+    from kbx.job.runner import Job
 
     local = Job.prepare(compose("hardware=cpu"), tmp_path)
     ray = Job.prepare(compose("hardware=cpu", "eval.backend=ray", "eval.ray_actors=3", "hardware.slurm.partition=p"),

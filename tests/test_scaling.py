@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kbx.eval.record import EvalRecord, Mismatch, ShapeTiming, Status
-from kbx.tracking import Retrying, Tracker, record_from_dict, transient
+from kbx.core.record import EvalRecord, Mismatch, ShapeTiming, Status
+from kbx.tracking.tracker import Retrying, Tracker, record_from_dict, transient
 from mlflow_server import free_port, start_mlflow_server, stop, wait_for
 from conftest import ctrl_c_default
 
@@ -118,8 +118,8 @@ def test_retrying_client_waits_out_an_outage_but_not_a_bad_call():
 
 
 def test_resume_reads_back_finished_tasks_and_drops_unfinished_child_runs(tmp_path):
-    from kbx.hardware import load_profiles
-    from kbx.loop import Judged, TaskResult
+    from kbx.core.hardware import load_profiles
+    from kbx.methods.loop import Judged, TaskResult
     from kbx.tasks import discover
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from kbx.eval.scheduler import ALL_MEMORY, SHARED_FLOOR, FreezeFailed, GpuScheduler
+from kbx.driver.scheduler import ALL_MEMORY, SHARED_FLOOR, FreezeFailed, GpuScheduler
 
 
 class Freezer:
@@ -137,7 +137,7 @@ def test_a_new_check_waits_for_device_memory():
 
 
 def test_reservations_in_flight_admit_only_what_fits():
-    """Measured peaks (kbx.eval.memory): 10 + 20 of 32 GiB fit, a third 10 waits until one ends."""
+    """Measured peaks (kbx.driver.memory): 10 + 20 of 32 GiB fit, a third 10 waits until one ends."""
     gib = 1 << 30
     gpu = GpuScheduler(Freezer(), free_bytes=lambda: 64 * gib, min_free_bytes=8 * gib, capacity_bytes=32 * gib)
     gpu.start_check("a", lambda: None, 10 * gib)
@@ -161,7 +161,7 @@ def test_a_reservation_larger_than_the_device_runs_alone():
 
 
 def test_the_whole_device_waits_for_everyone_and_keeps_everyone_out():
-    """An attempt that ran out of memory beside others is redone with ALL_MEMORY (kbx.eval.attempt),
+    """An attempt that ran out of memory beside others is redone with ALL_MEMORY (kbx.driver.attempt),
     with or without measured peaks."""
     for capacity in (0, 32 << 30):
         gpu = GpuScheduler(Freezer(), capacity_bytes=capacity)
@@ -178,7 +178,7 @@ def test_the_whole_device_waits_for_everyone_and_keeps_everyone_out():
 
 
 def test_each_gpu_has_its_own_windows():
-    """Several GPUs of one host (kbx.eval.pool): one scheduler per GPU, so a window on one never
+    """Several GPUs of one host (kbx.driver.pool): one scheduler per GPU, so a window on one never
     waits for, or freezes anything of, another."""
     freezers = [Freezer(), Freezer()]
     gpus = [GpuScheduler(f) for f in freezers]

@@ -15,7 +15,7 @@ from mlflow_server import ENV, free_port, start_mlflow_server, stop
 
 from kbx.sync import PENDING_TAG, SOURCE_TAG
 from kbx.sync import main as sync_main
-from kbx.tracking import experiment_artifact_location
+from kbx.tracking.tracker import experiment_artifact_location
 
 REPO = Path(__file__).resolve().parents[1]
 ROUNDS = 3
@@ -160,12 +160,12 @@ def test_lost_artifacts_stop_the_import_unless_allowed(tmp_path, capsys):
 def test_task_runs_in_the_companion_experiment_come_home_under_their_job(tmp_path):
     """kbx logs jobs in `kbx` and task runs in `kbx-tasks`: `--experiment kbx` brings both, each task
     copy names its job's copy, and the job's description links to DST's task view of that copy."""
-    from kbx.eval.record import EvalRecord, Status
-    from kbx.hardware import load_profiles
-    from kbx.loop import Judged, TaskResult
+    from kbx.core.record import EvalRecord, Status
+    from kbx.core.hardware import load_profiles
+    from kbx.methods.loop import Judged, TaskResult
     from kbx.sync import sync
     from kbx.tasks import discover
-    from kbx.tracking import Tracker
+    from kbx.tracking.tracker import Tracker
 
     src_uri, dst_uri = f"sqlite:///{tmp_path}/src/mlflow.db", f"sqlite:///{tmp_path}/dst/mlflow.db"
     (tmp_path / "src").mkdir()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kbx.tasks import CATEGORIES, TaskError, default_tasks_dir, discover, select
-from kbx.tasks.check import check_task
+from kbx.quality.check import check_task
 from kbx.tasks.registry import expert_entry, load_task_id
 
 GOOD_TASK = textwrap.dedent(
@@ -254,7 +254,7 @@ def test_invert_matrix_lus_cycle_case_rejects_upstreams_a_inverse_p_squared():
     whenever P^2 = I. The cycle case must be a true cycle of rows, or that formula passes it."""
     import torch
 
-    from kbx.eval.compare import compare
+    from kbx.rules.compare import compare
     from kbx.tasks.inputs import make_generator
 
     info = discover()["LinearAlgebra/invert_matrix_lu"]

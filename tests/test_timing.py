@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from kbx.eval.timing import _summary, energy_calls
-from kbx.eval.record import Status
-from kbx.eval.timing_policy import SUSPECT_SPEEDUP, TimingPolicy, combine
+from kbx.sandbox.timing import _summary, energy_calls
+from kbx.core.record import Status
+from kbx.rules.timing_policy import SUSPECT_SPEEDUP, TimingPolicy, combine
 from kbx.tasks import discover
 
 POLICY = TimingPolicy()
@@ -80,7 +80,7 @@ def test_a_shapes_window_figures_are_both_sides_summed():
 
 
 def _perf_rows(info, launches: list[int]) -> list[dict]:
-    from kbx.eval.timing import empty_row
+    from kbx.sandbox.timing import empty_row
 
     return [{**empty_row(case.name), "ok": True, "prepare_launches": n} for case, n in zip(info.spec.perf, launches)]
 
@@ -88,7 +88,7 @@ def _perf_rows(info, launches: list[int]) -> list[dict]:
 def test_a_perf_shape_without_a_triton_launch_is_no_triton():
     """The cases' launch check again at each perf shape: an entry that switches to PyTorch for large
     inputs (or torch.compile past Dynamo's recompile limit) must not have PyTorch's time counted."""
-    from kbx.eval.judging import judge_perf_outputs
+    from kbx.sandbox.judging import judge_perf_outputs
 
     info = discover()["Activation/relu"]
     launches = [1] * len(info.spec.perf)
@@ -98,7 +98,7 @@ def test_a_perf_shape_without_a_triton_launch_is_no_triton():
 
 
 def test_perf_shapes_that_launched_triton_go_on_to_the_output_check():
-    from kbx.eval.judging import judge_perf_outputs
+    from kbx.sandbox.judging import judge_perf_outputs
 
     info = discover()["Activation/relu"]
     verdict = judge_perf_outputs(info, {}, _perf_rows(info, [1] * len(info.spec.perf)), "cpu", expected_for=None)

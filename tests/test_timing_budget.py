@@ -9,8 +9,8 @@ import statistics
 import pytest
 import torch
 
-from kbx.eval import timing
-from kbx.eval.timing_policy import TimingPolicy
+from kbx.sandbox import timing
+from kbx.rules.timing_policy import TimingPolicy
 
 CLOCK_MHZ = 1000.0  # the fake GPU's SM clock: a sleep of N cycles takes N / 1e6 ms... per MHz
 
@@ -270,7 +270,7 @@ def test_a_window_says_where_its_time_went(fake_gpu, monkeypatch):
 
 
 def test_the_window_is_not_fooled_by_a_queue_that_yields_to_a_probe_after_a_pause(fake_gpu):
-    """As measured on an H200 (kbx.eval.timing.QUIET_BURST): while a frozen process's queue drains, the GPU
+    """As measured on an H200 (kbx.sandbox.timing.QUIET_BURST): while a frozen process's queue drains, the GPU
     gives this context its turn at once when it comes back after a pause, so one probe after each poll
     looks quiet; work that follows its own end straight away waits for the other context's time slice."""
     drained_at_s, last_end = 0.05, {"host_s": -1.0}
@@ -356,7 +356,7 @@ def test_the_gpu_counts_busy_after_the_repetitions_only_if_every_burst_says_so(f
 class FreezingKernel:
     """The fake GPU's kernel, during whose first `frozen_calls` calls the driver froze the worker for
     another attempt's window: the host stood still FREEZE_MS between the launch and the end event,
-    then was resumed (SIGCONT, counted as kbx.worker.resumes counts it)."""
+    then was resumed (SIGCONT, counted as kbx.sandbox.resumes counts it)."""
 
     FREEZE_MS = 2000.0
 
@@ -398,7 +398,7 @@ def test_an_estimate_frozen_every_time_stops_after_its_calls(fake_gpu, monkeypat
 
 RESUME_COUNTER = """
 import sys, time
-from kbx.worker import resumes
+from kbx.sandbox import resumes
 resumes.install()
 print("ready", flush=True)
 deadline = time.monotonic() + 20

@@ -1,4 +1,4 @@
-"""The tolerance audit (kbx.tasks.audit): it must fail a tolerance no honest kernel meets, fail one
+"""The tolerance audit (kbx.quality.audit): it must fail a tolerance no honest kernel meets, fail one
 that accepts wrong outputs, pass a fair one, and pass every repository task's own tolerance."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from kbx.tasks import discover
-from kbx.tasks.audit import (
+from kbx.quality.audit import (
     DISTRIBUTION,
     EXACT,
     EXCEPTION,
@@ -27,7 +27,7 @@ from kbx.tasks.audit import (
     run_tf32,
     truncate_to_tf32,
 )
-from kbx.tasks.audit_report import render
+from kbx.quality.audit_report import render
 
 # A K-long fp32 dot product per output element: rounding error grows with K, TF32 error more so.
 PRODUCT_TASK = textwrap.dedent(
@@ -168,7 +168,7 @@ TERMS_TASKS = ["MatrixMultiply/matrix_multiply_and_row_dot", "Fusion/fused_relu_
 @pytest.mark.parametrize("rounding", [round_to_tf32, truncate_to_tf32], ids=["nearest", "truncating"])
 @pytest.mark.parametrize("task_id", TERMS_TASKS)
 def test_the_tf32_tail_stays_under_the_terms_bound_with_headroom(task_id, rounding, one_thread):
-    """The tasks judged with a bound from the terms' size (kbx.tasks.terms, identities.within_terms):
+    """The tasks judged with a bound from the terms' size (kbx.rules.terms, identities.within_terms):
     a TF32 kernel, operands rounded (cuBLAS) or truncated (Triton's tl.dot, as the experts measured
     on an H200), stays under 1/HEADROOM of it on every random case and seed (1,000 seeds,
     2026-11-28: at most 0.38), where the rule on the output's own size failed 2-10 of 1,000 seeds."""
@@ -188,7 +188,7 @@ def test_the_tf32_tail_stays_under_the_terms_bound_with_headroom(task_id, roundi
 def test_a_truncating_tf32_kernel_fails_the_tolerance_alone_and_passes_the_terms_check(task_id, seed):
     """The seeds where the rule on the output's own size failed the truncating model (2 and 7 of
     1,000 CPU seeds of the outlier case; 9 and 10 of 1,000 for the experts on an H200)."""
-    from kbx.eval.compare import allowance
+    from kbx.rules.compare import allowance
     from kbx.tasks.inputs import make_generator
 
     info = discover()[task_id]
@@ -213,7 +213,7 @@ def test_fused_transformer_blocks_expert_meets_its_tolerance_on_every_outlier_se
     """The audit models TF32 at one seed; a suite run draws a secret seed each time, so the expert's
     tail over seeds must fit. The layer norm after the products divides their TF32 error by its row's
     spread, so outlier rows reach 6.1x the 1x allowance (2,000 seeds, H100, 2026-11-27)."""
-    from kbx.eval.compare import allowance
+    from kbx.rules.compare import allowance
     from kbx.tasks.registry import expert_entry
 
     info = discover()["Fusion/fused_transformer_block"]

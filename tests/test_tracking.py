@@ -8,12 +8,12 @@ import math
 import mlflow
 import pytest
 
-from kbx.eval.record import EvalRecord, ShapeTiming, Status
-from kbx.hardware import load_profiles
-from kbx.loop import Judged, TaskResult
-from kbx.roofline import COMPUTE_BOUND, MEMORY_BOUND, classify
+from kbx.core.record import EvalRecord, ShapeTiming, Status
+from kbx.core.hardware import load_profiles
+from kbx.methods.loop import Judged, TaskResult
+from kbx.core.roofline import COMPUTE_BOUND, MEMORY_BOUND, classify
 from kbx.tasks import discover
-from kbx.tracking import Tracker
+from kbx.tracking.tracker import Tracker
 
 H100 = load_profiles()["h100"]
 
@@ -66,7 +66,7 @@ def test_task_run_logs_rounds_timing_and_telemetry(tmp_path):
 
 
 def test_throttle_bitmask_reads_as_words():
-    from kbx.telemetry import throttle_names
+    from kbx.core.telemetry import throttle_names
 
     assert throttle_names(0) == "none"
     assert throttle_names(0x4 | 0x40) == "sw_power_cap,hw_thermal_slowdown"
@@ -139,7 +139,7 @@ def test_make_ui_prints_the_link_to_the_jobs_or_says_there_are_none(tmp_path):
 def test_a_new_sqlite_store_appears_whole_and_leftovers_of_a_killed_creation_go(tmp_path):
     """MLflow's table creation happens beside the store and is renamed into place: a driver killed
     during it leaves only a `.creating-` file, which the next creation removes."""
-    from kbx.tracking import CREATING_SUFFIX, may_hold_runs
+    from kbx.tracking.tracker import CREATING_SUFFIX, may_hold_runs
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     leftover = tmp_path / f"mlflow.db{CREATING_SUFFIX}12345"

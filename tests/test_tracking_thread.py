@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kbx.tracking_thread import TrackingThread
+from kbx.tracking.thread import TrackingThread
 
 
 def test_calls_run_in_order_on_their_own_thread():

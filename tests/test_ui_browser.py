@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kbx import mlflow_ui
+from kbx.tracking import ui_links
 
 CHROMIUM = ("chromium", "chromium-browser")
 CHROMEDRIVER = "chromedriver"
@@ -67,7 +67,7 @@ def free_port() -> int:
 def served_store(tmp_path):
     """Two finished jobs (reference, predictions) over every task, and an MLflow server on them."""
     from kbx.tasks import discover
-    from kbx.tracking import Tracker
+    from kbx.tracking.tracker import Tracker
     from tests.ui_store import log_job
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -142,8 +142,8 @@ def test_printed_link_shows_both_jobs_and_their_correct_rate_without_paging(serv
         rows = wait_for_rows(driver, 2)
         time.sleep(1)  # let the grid settle its columns
         rows = table_rows(driver)
-        by_name = {r.get(mlflow_ui.RUN_NAME_COLUMN, ""): r for r in rows}
-        column = f"metrics.`{mlflow_ui.HEADLINE_PREFIX}correct_rate`"
+        by_name = {r.get(ui_links.RUN_NAME_COLUMN, ""): r for r in rows}
+        column = f"metrics.`{ui_links.HEADLINE_PREFIX}correct_rate`"
         for method, (_, summary) in jobs.items():
             name = f"{method} | all | h100 | 1 round"
             assert name in by_name, rows
@@ -162,7 +162,7 @@ def test_printed_link_shows_both_jobs_and_their_correct_rate_without_paging(serv
         link.click()  # the description's link opens a tab on the job's task runs
         driver.switch_to.window(driver.window_handles[-1])
         tasks = wait_for_rows(driver, 1)
-        names = [r.get(mlflow_ui.RUN_NAME_COLUMN, "") for r in tasks]
+        names = [r.get(ui_links.RUN_NAME_COLUMN, "") for r in tasks]
         assert names[0] == "Activation/combined_activation" and names == sorted(names)
         assert len(set(names)) == len(names)  # this job's only: the other job's runs of a task would sit beside
         if shots:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from kbx.eval import workdirs
+from kbx.driver import workdirs
 
 
 def test_only_directories_of_dead_drivers_are_removed(tmp_path):

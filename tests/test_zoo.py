@@ -33,10 +33,10 @@ from pathlib import Path
 
 import pytest
 
-from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
-from kbx.eval.record import OUTPUT_TAIL_CHARS, EvalRecord, Status
+from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.core.record import OUTPUT_TAIL_CHARS, EvalRecord, Status
 from kbx.tasks import discover
-from kbx.worker.sandbox import NAMESPACES
+from kbx.sandbox.namespaces import NAMESPACES
 
 HERE = Path(__file__).parent
 ZOO_DIR = HERE / "zoo"
@@ -98,7 +98,7 @@ def _forms(secret: str) -> list[str]:
 # environment as it was at exec, so secrets set later with os.environ would not show there.
 EXEC_ENV_DRIVER = """
 import json, sys
-from kbx.eval.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
 from kbx.tasks import discover
 tasks_dir, task, *paths = sys.argv[1:-1]
 with Evaluator(EvalSettings(tasks_dir=tasks_dir, workers=1)) as ev:
@@ -535,7 +535,7 @@ def test_timed_records_split_their_time(gpu_records):
 
 @pytest.mark.gpu
 def test_running_out_of_gpu_memory_is_charged_only_when_alone(gpu_records):
-    """Beside other attempts the memory that ran out may have been theirs (kbx.eval.memory): the attempt
+    """Beside other attempts the memory that ran out may have been theirs (kbx.driver.memory): the attempt
     is redone with the device's memory reserved whole, and only then is the verdict the candidate's."""
     record = gpu_records["huge_alloc_tensor"]
     assert record.status.value == "out_of_memory"
@@ -544,13 +544,13 @@ def test_running_out_of_gpu_memory_is_charged_only_when_alone(gpu_records):
 
 def test_an_unwritten_output_in_the_ghost_replay_is_nan_not_a_stale_value():
     """The ghost replay turns every launch into a no-op, so an honest kernel's output keeps whatever its
-    empty tensor held: it must never be a stale value that passes (kbx.worker.cases.empty_tensors_filled)."""
+    empty tensor held: it must never be a stale value that passes (kbx.sandbox.cases.empty_tensors_filled)."""
     from types import SimpleNamespace
 
     import torch
 
     from kbx.tasks.spec import Call
-    from kbx.worker.cases import GHOST_KEY, ghost_replay
+    from kbx.sandbox.cases import GHOST_KEY, ghost_replay
 
     def unwritten(x):  # what a Triton entry returns when its launch writes nothing
         return torch.empty_like(x)

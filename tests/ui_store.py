@@ -1,4 +1,4 @@
-"""A kbx store for the UI tests: job runs logged by kbx.tracking, their many task runs in bulk.
+"""A kbx store for the UI tests: job runs logged by kbx.tracking.tracker, their many task runs in bulk.
 
 What the jobs table shows (the experiments, their tags and views, the job runs with their
 descriptions and headline metrics) is written by the same `Tracker` calls a job makes. The task
@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 from analysis import bench
-from kbx.summary import FAST_P
-from kbx.tracking import Tracker
+from kbx.job.summary import FAST_P
+from kbx.tracking.tracker import Tracker
 
 
 def log_job(tracker: Tracker, method: str, tasks: list, hardware: str, seed: int) -> tuple[str, dict[str, float]]:
@@ -35,7 +35,7 @@ def shipped(run: bench.FakeRun) -> dict[str, float]:
 
 
 def summarize(outcomes: list[dict[str, float]]) -> dict[str, float]:
-    """kbx.summary's figures from per-task outcomes."""
+    """kbx.job.summary's figures from per-task outcomes."""
     n = len(outcomes)
     speedups = [o["speedup"] for o in outcomes if o.get("correct") and "speedup" in o]
     return {"n_tasks": float(n), "compile_rate": sum(o.get("compiled", 0.0) for o in outcomes) / n,

@@ -13,7 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from kbx.errors import USER_ERRORS, ConfigError
+from kbx.core.errors import USER_ERRORS, ConfigError
 
 PROG = "kbx.fidelity"
 EXIT_UNEXPLAINED = 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from kbx.eval.record import Status
+from kbx.core.record import Status
 from kbx.tasks.spec import PERF, TaskInfo
 
 

@@ -11,8 +11,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from kbx.errors import ConfigError
-from kbx.eval.record import Status
+from kbx.core.errors import ConfigError
+from kbx.core.record import Status
 from kbx.fidelity.causes import Cause, classify
 from kbx.methods.predictions import read_predictions
 from kbx.tasks.spec import TaskInfo

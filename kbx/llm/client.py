@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from kbx.eval.sandbox_env import redact
+from kbx.core.secrets import redact
 from kbx.llm.budget import JobBudget, JobCaps
 from kbx.llm.pacing import RATE_LIMITED, AdaptiveSlots, retry_wait_s, retryable, status_of
 from kbx.methods.base import MethodError

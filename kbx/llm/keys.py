@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from kbx.errors import ConfigError
+from kbx.core.errors import ConfigError
 
 COMMAND_LINE_KEY = "llm.api_key"
 

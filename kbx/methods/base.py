@@ -1,6 +1,6 @@
 """What a generation method supplies to the one evaluation loop: code proposals, round by round.
 
-A method never evaluates anything itself. `kbx.loop` asks it for proposals for each task and
+A method never evaluates anything itself. `kbx.methods.loop` asks it for proposals for each task and
 round, judges them with the shared evaluator, and hands the records back as history, so every
 method is scored by the same rules and sees the same feedback.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Protocol
 
-from kbx.eval.record import EvalRecord
+from kbx.core.record import EvalRecord
 from kbx.tasks.spec import TaskInfo
 
 

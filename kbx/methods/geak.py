@@ -19,7 +19,7 @@ import json
 import math
 import re
 
-from kbx.eval.record import EvalRecord
+from kbx.core.record import EvalRecord
 from kbx.llm.prompt import feedback
 from kbx.methods.base import MethodError, Proposal
 from kbx.methods.llm import LLMMethod, common_args
@@ -99,7 +99,7 @@ class Geak(LLMMethod):
         return self.conversation(task, *parts, ask)
 
     def judge(self, task: TaskInfo, k: int, text: str, sample: int) -> None:
-        from kbx.eval.source import extract_code
+        from kbx.core.source import extract_code
 
         code = extract_code(text)
         call = self.ask(task, k, self.conversation(

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kbx.eval.record import EvalRecord
+from kbx.core.record import EvalRecord
 from kbx.methods.base import MethodError, Proposal
 from kbx.tasks.spec import TaskInfo
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import re
 
-from kbx.eval.record import EvalRecord
+from kbx.core.record import EvalRecord
 from kbx.llm.prompt import feedback
 from kbx.methods.base import MethodError, Proposal
 from kbx.methods.llm import LLMMethod, common_args
@@ -71,7 +71,7 @@ class KernelAgent(LLMMethod):
             "expected result with PyTorch, call the kernel and compare numerically. Never pass expected "
             "outputs to the kernel. One fenced python block."), role="test_writer")  # fmt: skip
         if call is not None and not call.error:
-            from kbx.eval.source import extract_code
+            from kbx.core.source import extract_code
 
             self.tests[task.id] = extract_code(call.text)
 

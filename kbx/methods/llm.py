@@ -2,7 +2,7 @@
 
 They share one base: prompts from `kbx.llm.prompt`, completions through one `LLMClient`
 (concurrency, retries, record/replay, the job's budget), a per-task call budget, and a per-task call log that
-`kbx.tracking` turns into per-round metrics and artifacts. A provider error on a call yields no
+`kbx.tracking.tracker` turns into per-round metrics and artifacts. A provider error on a call yields no
 proposal for that call (it is logged with its error) and the run goes on.
 """
 
@@ -12,9 +12,9 @@ import concurrent.futures
 import dataclasses
 import threading
 
-from kbx.eval.record import EvalRecord
-from kbx.eval.source import extract_code
-from kbx.hardware import Hardware
+from kbx.core.record import EvalRecord
+from kbx.core.source import extract_code
+from kbx.core.hardware import Hardware
 from kbx.llm.client import BudgetReached, Call, LLMClient
 from kbx.llm.prompt import PromptSettings, feedback, task_messages
 from kbx.methods.base import MethodError, Proposal

@@ -15,8 +15,8 @@ import json
 import logging
 from pathlib import Path
 
-from kbx.eval.record import EvalRecord
-from kbx.eval.source import extract_code
+from kbx.core.record import EvalRecord
+from kbx.core.source import extract_code
 from kbx.methods.base import MethodError, Proposal
 from kbx.tasks.spec import TaskInfo
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kbx.eval.record import EvalRecord
+from kbx.core.record import EvalRecord
 from kbx.methods.base import Proposal
 from kbx.tasks.spec import TaskInfo
 

@@ -20,7 +20,7 @@ import math
 import random
 import zlib
 
-from kbx.eval.record import EvalRecord
+from kbx.core.record import EvalRecord
 from kbx.llm.prompt import feedback
 from kbx.methods.base import MethodError, Proposal
 from kbx.methods.llm import LLMMethod, common_args

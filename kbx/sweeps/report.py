@@ -11,7 +11,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from kbx.eval.sandbox_env import redact
+from kbx.core.secrets import redact
 
 log = logging.getLogger("kbx.sweep")
 

@@ -20,7 +20,7 @@ import math
 import re
 from pathlib import Path
 
-from kbx.errors import ConfigError
+from kbx.core.errors import ConfigError
 
 SWEEP_KEYS = ("n_trials", "storage", "study")  # command-line keys that belong to the sweep, not to kbx.run
 FILE_KEYS = {"description", "overrides", "space", "objectives", "sampler", "pruner", "n_trials", "study", "storage",

@@ -16,7 +16,7 @@ import re
 import warnings
 from pathlib import Path
 
-from kbx.errors import USER_ERRORS, ConfigError
+from kbx.core.errors import USER_ERRORS, ConfigError
 from kbx.sweeps.compose import compose
 from kbx.sweeps.spec import METRICS, Param, SweepSpec, override, redacted
 
@@ -48,7 +48,7 @@ class Outcome:
 
 def default_storage(tracking_uri: str, root: Path) -> str:
     """sqlite next to the MLflow store: <dir of mlflow.db>/optuna.db, else <root>/mlruns/optuna.db."""
-    from kbx.tracking import DEFAULT_STORE_DIR, default_tracking_uri
+    from kbx.tracking.tracker import DEFAULT_STORE_DIR, default_tracking_uri
 
     uri = tracking_uri or default_tracking_uri(root)
     folder = Path(uri.removeprefix("sqlite:///")).parent if uri.startswith("sqlite:///") else root / DEFAULT_STORE_DIR
@@ -127,7 +127,7 @@ def check(spec: SweepSpec, root: Path):
     """Everything that can be wrong, before trial 1: every override and every value of the space
     composes, the first trial's job prepares (tasks, hardware, LLM endpoint), sampler and pruner build.
     Returns the base config (the trials' common part)."""
-    from kbx.job import Job
+    from kbx.job.runner import Job
 
     base = compose(list(spec.overrides))
     for p in spec.space:
@@ -157,7 +157,7 @@ def run(spec: SweepSpec, root: Path) -> Outcome:
     from optuna.trial import TrialState
 
     from kbx.sweeps.report import log_summary
-    from kbx.tracking import Tracker
+    from kbx.tracking.tracker import Tracker
 
     base = check(spec, root)
     url = spec.storage or default_storage(str(base.tracking_uri or ""), root)
@@ -251,7 +251,7 @@ class Objective:
     def _run(self, trial) -> float | list[float]:
         import optuna
 
-        from kbx.job import Job
+        from kbx.job.runner import Job
 
         params: dict = {}
         for p in self.spec.space:

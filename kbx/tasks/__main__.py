@@ -75,12 +75,12 @@ def print_table(tasks) -> None:
 
 
 def run_memory(tasks, device: str) -> int:
-    """Measure every task's peak on this GPU and merge it into kbx.eval.memory.PEAKS_PATH under the card's
+    """Measure every task's peak on this GPU and merge it into kbx.driver.memory.PEAKS_PATH under the card's
     name; on an otherwise idle GPU, since the context's share is read from the device's used memory."""
     import torch
 
-    from kbx.eval.memory import PEAKS_PATH, SIDES, measure, save_peaks
-    from kbx.telemetry import Telemetry
+    from kbx.driver.memory import PEAKS_PATH, SIDES, measure, save_peaks
+    from kbx.core.telemetry import Telemetry
 
     if not (device.startswith("cuda") and torch.cuda.is_available()):
         print("kbx.tasks: error: memory measures GPU memory: run it with --device cuda on a GPU", file=sys.stderr)
@@ -98,7 +98,7 @@ def run_memory(tasks, device: str) -> int:
 
 
 def run_check(tasks, perf: bool) -> int:
-    from kbx.tasks.check import check_task
+    from kbx.quality.check import check_task
 
     failed = 0
     for t in tasks:
@@ -135,8 +135,8 @@ def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: 
 
     import torch
 
-    from kbx.tasks.audit import FAILING, audit_in_worker
-    from kbx.tasks.audit_report import render
+    from kbx.quality.audit import FAILING, audit_in_worker
+    from kbx.quality.audit_report import render
 
     if device.startswith("cuda") and not torch.cuda.is_available():
         print("kbx.tasks: error: --device cuda needs a CUDA GPU", file=sys.stderr)
@@ -167,7 +167,7 @@ def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: 
 
 
 def _print_task(task_id: str, rows, seconds: float) -> None:
-    from kbx.tasks.audit import OK
+    from kbx.quality.audit import OK
 
     bad = [r for r in rows if r.verdict != OK]
     print(f"{'ok  ' if not bad else 'note'} {task_id:55s} {len(rows):3d} cases  {seconds:6.2f}s", flush=True)

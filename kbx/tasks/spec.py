@@ -109,7 +109,7 @@ def matmul_tolerance(factor: float = 1.0) -> Tolerance:
 
     `factor` widens the allowance where the product's TF32 error is not proportional to the
     output's rms (outlier rows, a nonlinearity or an outlier scale after the product, tiny
-    outputs); each use names its reason and the tolerance audit (kbx.tasks.audit) checks it.
+    outputs); each use names its reason and the tolerance audit (kbx.quality.audit) checks it.
     """
     return Tolerance(rms_atol={"float32": factor * TF32_RMS_ATOL})
 

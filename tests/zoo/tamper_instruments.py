@@ -12,8 +12,8 @@ XFAIL: any: in-process launch counting and ghost replay can be forged by the can
 
 import gc
 
-import kbx.worker.cases as _cases
-from kbx.worker.instrument import LaunchCounter
+import kbx.sandbox.cases as _cases
+from kbx.sandbox.instrument import LaunchCounter
 
 _COUNTERS = [o for o in gc.get_objects() if isinstance(o, LaunchCounter)]
 _cases.ghost_replay = lambda *a, **k: {}

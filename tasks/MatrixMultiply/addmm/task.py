@@ -95,7 +95,7 @@ TASK = Task(
     flops=_flops,
     bytes=_bytes,
     # fp32: TF32 tl.dot allowance, as every matmul task, doubled: over 1,000 seeds of each outlier case
-    # the TF32 model of kbx.tasks.audit reached 1.10x the 1x allowance (one seed each; p99 0.63), so a
+    # the TF32 model of kbx.quality.audit reached 1.10x the 1x allowance (one seed each; p99 0.63), so a
     # run's secret seed could fail an honest TF32 kernel (scripts/tf32_tail.py, 2026-11-28). fp16: two
     # correct fp32-accumulating kernels round a sum of K terms differently; 1e-3 * rms is below one fp16
     # ulp of a typical output.

@@ -1,0 +1,1 @@
+"""`python -m kbx.bench`: how fast, repeatable and cheap the evaluator is on this machine."""

@@ -1,0 +1,7 @@
+"""`python -m kbx.bench eval|summary|table|overhead|quiet|sandbox|llm`: see kbx.bench.suite."""
+
+import sys
+
+from kbx.bench.suite import main
+
+sys.exit(main())

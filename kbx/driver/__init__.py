@@ -1,0 +1,1 @@
+"""The evaluator, in the driver process: attempts, the worker and judge processes, GPU scheduling, pools."""

@@ -1,0 +1,49 @@
+"""Driver side of the sandbox: is it available here, asked once per process and kind of device.
+
+The probe runs `python -m kbx.sandbox.namespaces` (no torch import: tens of milliseconds), which
+enters the sandbox in a child and checks from inside that it holds (kbx/sandbox/namespaces.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+
+from kbx.core.secrets import scrubbed_env
+from kbx.sandbox.namespaces import MODES, NAMESPACES, NONE
+
+PROBE_TIMEOUT_S = 60.0
+
+
+class SandboxUnavailable(RuntimeError):
+    """The OS cannot provide the sandbox asked for; the message says why and what to do."""
+
+
+def require_sandbox(mode: str, gpu: bool) -> None:
+    """Raise SandboxUnavailable unless candidates can run under `mode` here."""
+    if mode not in MODES:
+        raise SandboxUnavailable(f"eval.sandbox must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode == NONE:
+        return
+    reason = probe_reason(gpu)
+    if reason:
+        raise SandboxUnavailable(
+            f"the {NAMESPACES} sandbox is not available here ({reason}); it needs Linux >= 5.12 with user namespaces "
+            "(or root); pass eval.sandbox=none (kbx.evaluate: --sandbox none) to run candidates without it, "
+            "and every record will say so"
+        )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=2)
+def probe_reason(gpu: bool) -> str:
+    try:
+        done = subprocess.run([sys.executable, "-m", "kbx.sandbox.namespaces", *(["--gpu"] if gpu else [])],
+                              capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=scrubbed_env())  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"the probe did not finish within {PROBE_TIMEOUT_S:.0f} s"
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])["reason"]
+    except (ValueError, IndexError, KeyError):
+        return f"the probe failed: {(done.stderr or done.stdout).strip()[-300:]}"

@@ -1,0 +1,1 @@
+"""Generation methods and the one loop they all run through (loop.py)."""

@@ -1,0 +1,1 @@
+"""Self-checks of the task suite: every reference on every case, and the tolerance audit."""
