@@ -60,7 +60,7 @@ test: setup
 	$(if $(filter 0,$(TEST_WORKERS)),$(PY) -m pytest -q,$(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile -m "not serial" && $(PY) -m pytest -q -m serial)
 
 check-tasks: setup
-	$(PY) -m kbx.tasks check
+	$(PY) -m kbx.quality check
 
 services-deps: $(SERVICES_STAMP)
 

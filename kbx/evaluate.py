@@ -17,16 +17,17 @@ import sys
 import threading
 import time
 
+from kbx.contract.attempt import Attempt
 from kbx.core import hardware as hw
-from kbx.job import preflight
 from kbx.core.errors import EXIT_USER_ERROR, USER_ERRORS, ConfigError
-from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
-from kbx.driver.limits import DEFAULT_CHECK_TIMEOUT_S, DEFAULT_TIME_TIMEOUT_S, scaled_timeout_s
-from kbx.core.record import EvalRecord, Status
 from kbx.core.interrupt import exit_interrupted
+from kbx.core.record import EvalRecord, Status
+from kbx.driver.evaluator import EvalSettings, Evaluator
+from kbx.driver.limits import DEFAULT_CHECK_TIMEOUT_S, DEFAULT_TIME_TIMEOUT_S, scaled_timeout_s
+from kbx.job import preflight
 from kbx.methods.predictions import read_predictions
+from kbx.protocol import SANDBOX_MODES, SANDBOX_NAMESPACES
 from kbx.tasks.registry import discover
-from kbx.sandbox.namespaces import MODES, NAMESPACES
 
 PROG = "kbx.evaluate"
 CLI_OPTIONS = ("--hardware {}", "--hardware auto", "--force")  # see kbx.core.hardware.resolve
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"seconds per attempt for correctness (default {DEFAULT_CHECK_TIMEOUT_S:g} on a GPU, "
                              "5x that under the CPU interpreter; see kbx/driver/limits.py)")  # fmt: skip
     parser.add_argument("--allow-empty", action="store_true", help="an empty predictions file is no error")
-    parser.add_argument("--sandbox", default=NAMESPACES, choices=MODES,
+    parser.add_argument("--sandbox", default=SANDBOX_NAMESPACES, choices=SANDBOX_MODES,
                         help="isolation of candidates (docs/SECURITY.md); none runs them without it")  # fmt: skip
     args = parser.parse_args(argv)
     try:

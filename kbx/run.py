@@ -44,8 +44,8 @@ def preflight_multirun(argv: list[str]) -> str:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
-    from kbx.job import preflight
     from kbx.core.errors import USER_ERRORS, ConfigError
+    from kbx.job import preflight
     from kbx.sweeps.compose import compose
 
     try:

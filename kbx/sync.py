@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from kbx.tracking.ui_links import tasks_experiment
 from kbx.tracking.tracker import DB_FILE, Retrying, experiment_artifact_location
+from kbx.tracking.ui_links import tasks_experiment
 
 log = logging.getLogger("kbx")
 

@@ -41,8 +41,8 @@ def foreign() -> None:
 
 
 def measure(x: torch.Tensor) -> dict:
+    from kbx.contract.timing_policy import TimingPolicy
     from kbx.sandbox import timing
-    from kbx.rules.timing_policy import TimingPolicy
 
     pol = TimingPolicy()
     end, single = time.perf_counter() + PROBE_SECONDS, []

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from kbx.rules.timing_policy import TimingPolicy
+from kbx.contract.timing_policy import TimingPolicy
 from kbx.tasks.inputs import make_generator
 from kbx.tasks.registry import default_tasks_dir, expert_entry, load_task_id
 

@@ -20,7 +20,7 @@ outlier case of one run's seed (and on an H200, fused_softplus_linear). Two mode
   that round differently; a pessimistic bound, which the GPU runs do not show).
 - expert (on a GPU): the task's expert kernel itself, against the reference as the judge computes it
   there: what the models above stand for, measured.
-It prints, per task, the largest |error| / the judge's allowance (kbx.rules.compare.allowance, with
+It prints, per task, the largest |error| / the judge's allowance (kbx.contract.compare.allowance, with
 the task's tolerance as it is now; with the exact model, the task's own check where it has one, as
 kbx.tasks.identities.worst_ratio measures it) per seed: median, p99 and max, and how many seeds exceed 1.
 """
@@ -32,9 +32,9 @@ import math
 
 import torch
 
-from kbx.rules.compare import allowance
-from kbx.tasks import discover, identities
+from kbx.contract.compare import allowance
 from kbx.quality.audit import round_to_tf32, run_reference, run_tf32, truncate_to_tf32
+from kbx.tasks import discover, identities
 from kbx.tasks.inputs import make_generator
 from kbx.tasks.registry import expert_entry
 from kbx.tasks.spec import FIXED

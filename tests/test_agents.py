@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kbx.driver.evaluator import EvalSettings, Evaluator
-from kbx.methods.loop import run_suite
 from kbx.methods.geak import build_geak, judge_score
 from kbx.methods.kernelagent import banned_calls, build_kernelagent
+from kbx.methods.loop import run_suite
 from kbx.methods.stark import build_stark
 from tests.llm_server import ERROR_MARK, REFLECTION, ScriptedServer, roles_script
 from tests.test_llm import ADD, client, context

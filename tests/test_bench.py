@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import time
+
+import pytest
 
 from kbx.bench.suite import exclusive_share, format_report, main, repeatability, summarize, summary_data, window_split
 

@@ -1,4 +1,4 @@
-"""The comparison rules every verdict rests on (kbx.rules.compare), against hand-computed cases.
+"""The comparison rules every verdict rests on (kbx.contract.compare), against hand-computed cases.
 
 Values are chosen to be exactly representable in their dtype, so each boundary below is the rule's
 boundary and not a rounding accident: fp32 passes when |got - expected| <= atol + rtol * |expected|
@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from kbx.rules.compare import EXCEPTION_KEY, SHOWN_INDICES, compare
+from kbx.contract.compare import EXCEPTION_KEY, SHOWN_INDICES, compare
 from kbx.core.record import Status
 from kbx.tasks import Tolerance, matmul_tolerance
 from kbx.tasks.spec import TF32_RMS_ATOL
@@ -312,7 +312,7 @@ def test_cuda_only_errors_are_unsupported_on_cpu_not_wrong():
 def test_comparison_in_chunks_gives_the_same_verdict_as_whole(monkeypatch):
     """Perf-shape outputs are compared CHUNK_ELEMENTS at a time (the judge's GPU memory); the RMS
     floor still spans the whole tensor, and a bad element in any chunk is found."""
-    from kbx.rules import compare as compare_module
+    from kbx.contract import compare as compare_module
 
     gen = torch.Generator().manual_seed(0)
     expected = torch.randn(1000, generator=gen)

@@ -7,7 +7,8 @@ import signal
 import threading
 import time
 
-from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.contract.attempt import Attempt
+from kbx.driver.evaluator import EvalSettings, Evaluator
 from kbx.tasks import discover
 from tests.conftest import FIXTURE_TASKS, REPO
 

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
-from kbx.driver.pool import open_evaluator
+from kbx.contract.attempt import Attempt
 from kbx.core.record import Status
+from kbx.driver.evaluator import EvalSettings, Evaluator
+from kbx.driver.pool import open_evaluator
 from kbx.tasks import discover
 from tests.conftest import REPO
 

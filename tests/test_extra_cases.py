@@ -8,12 +8,11 @@ import json
 
 import pytest
 
-from kbx.sandbox.judging import judge_outputs
-from kbx.core.record import VERDICT_FIELDS
-from kbx.core.record import EvalRecord, Status
-from kbx.tasks.registry import default_tasks_dir, load_task_id
+from kbx.core.record import VERDICT_FIELDS, EvalRecord, Status
 from kbx.sandbox.cases import to_plain
 from kbx.sandbox.judge import Judge
+from kbx.sandbox.judging import judge_outputs
+from kbx.tasks.registry import default_tasks_dir, load_task_id
 
 TASK = "Activation/relu"  # its `standard_inplace` case is an extra
 EXTRA = "standard_inplace"
@@ -125,8 +124,8 @@ def test_kbx_evaluate_passes_a_kernel_that_fails_only_an_extra_case(kbx_cli, tmp
 
 
 def test_summary_counts_correct_tasks_that_failed_an_extra_case(relu):
-    from kbx.methods.loop import Judged, TaskResult
     from kbx.job.summary import summarize, table
+    from kbx.methods.loop import Judged, TaskResult
 
     info = relu[0]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import CORPUS
+
 from kbx.fidelity import causes
 from kbx.fidelity.causes import classify
 from kbx.tasks.registry import discover
@@ -143,8 +143,9 @@ def test_a_read_past_a_scalar_tensors_end_fails_on_the_gpu(tasks):
     [0.5, 0.5, 0.5] (kbx.sandbox.instrument)."""
     import torch
 
-    from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.contract.attempt import Attempt
     from kbx.core.record import Status
+    from kbx.driver.evaluator import EvalSettings, Evaluator
     from kbx.methods.predictions import read_predictions
 
     if not torch.cuda.is_available():

@@ -132,7 +132,8 @@ def test_the_zygote_freezes_a_sandboxed_candidates_whole_tree():
     import threading
     import uuid
 
-    from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.contract.attempt import Attempt
+    from kbx.driver.evaluator import EvalSettings, Evaluator
     from kbx.tasks import discover
     from tests.conftest import FIXTURE_TASKS
 

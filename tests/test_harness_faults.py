@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from kbx.driver.attempt import MAX_HARNESS_RETRIES
-from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.contract.attempt import Attempt
 from kbx.core.record import Status
-from kbx.methods.loop import Judged, TaskResult
+from kbx.driver.attempt import MAX_HARNESS_RETRIES
+from kbx.driver.evaluator import EvalSettings, Evaluator
 from kbx.job.summary import summarize
+from kbx.methods.loop import Judged, TaskResult
 from kbx.tasks import discover
 
 HERE = Path(__file__).parent

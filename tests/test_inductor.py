@@ -36,7 +36,8 @@ def test_a_dtype_variants_proposal_compiles_the_variants_reference():
 
 @pytest.mark.gpu
 def test_inductor_kernels_pass_and_their_launches_count():
-    from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.contract.attempt import Attempt
+    from kbx.driver.evaluator import EvalSettings, Evaluator
 
     gelu = task("Activation/gelu")
     (proposal,) = build().propose(gelu, 0, [])
@@ -53,7 +54,8 @@ INDUCTOR_DECOYS_BEFORE = ("Reduce/mean", "Math/mul", "Loss/mse_loss", "Fusion/fu
 
 
 def _inductor_records(task_ids: tuple[str, ...]) -> list:
-    from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.contract.attempt import Attempt
+    from kbx.driver.evaluator import EvalSettings, Evaluator
 
     attempts = [Attempt(task(t), build().propose(task(t), 0, [])[0].code, "inductor") for t in task_ids]
     with Evaluator(EvalSettings(device="cuda", workers=4)) as ev:

@@ -9,8 +9,8 @@ import math
 import pytest
 import torch
 
-from kbx.tasks import identities
 from kbx.quality.audit import HEADROOM, PERTURB_FACTOR, cast_like, identity_perturbations, run_higher, run_reference
+from kbx.tasks import identities
 from kbx.tasks.identities import MIN_DIM, SAFETY, size_bound, worst_ratio
 from kbx.tasks.inputs import make_generator
 from kbx.tasks.registry import discover

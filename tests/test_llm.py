@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from kbx.driver.evaluator import EvalSettings, Evaluator
-from kbx.core.record import EvalRecord, Mismatch, Status
 from kbx.core.hardware import load_profiles
+from kbx.core.record import EvalRecord, Mismatch, Status
+from kbx.driver.evaluator import EvalSettings, Evaluator
 from kbx.llm import LLMClient, LLMError, LLMSettings
 from kbx.llm.prompt import PromptSettings, feedback, task_messages
-from kbx.methods.loop import run_suite
 from kbx.methods.base import Proposal
 from kbx.methods.llm import Budget, build_best_of_n, build_iterative, build_oneshot
+from kbx.methods.loop import run_suite
 from kbx.tasks.registry import default_tasks_dir, load_task_id
 from tests.llm_server import EXPERT_ADD, ScriptedServer, fenced
 

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from kbx.core.record import EvalRecord, Status
 from kbx.core.hardware import load_profiles
+from kbx.core.record import EvalRecord, Status
 from kbx.llm import LLMClient, LLMSettings
 from kbx.llm.budget import JobBudget, JobCaps
 from kbx.llm.prompt import PromptSettings
 from kbx.llm.scripted import Failure, in_flight_share
-from kbx.methods.loop import proposers, run_suite
 from kbx.methods.llm import Budget, build_iterative
+from kbx.methods.loop import proposers, run_suite
 from kbx.tasks import discover
 from tests.llm_server import REPO, ScriptedServer, fix_after_error, key_file
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 
-from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.contract.attempt import Attempt
+from kbx.driver.evaluator import EvalSettings, Evaluator
 from kbx.driver.pool import EvaluatorPool, open_evaluator
 from kbx.driver.scheduler import GpuScheduler
 from kbx.tasks import discover

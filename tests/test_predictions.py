@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import CORPUS
+
 from kbx.core.source import HARNESS_SEPARATOR_LEN, check_syntax, extract_code
 from kbx.methods.base import MethodError
 from kbx.methods.predictions import PredictionsMethod, read_predictions

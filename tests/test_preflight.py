@@ -10,9 +10,9 @@ import time
 import pytest
 from omegaconf import OmegaConf
 
-from kbx.job import preflight
 from kbx.core.errors import ConfigError
 from kbx.driver.limits import INTERPRETER_TIMEOUT_FACTOR, scaled_timeout_s
+from kbx.job import preflight
 from kbx.sweeps.compose import compose
 
 pytestmark = pytest.mark.e2e

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from kbx.bench.quiet import format_quiet_report, neighbour_runs, quiet_report, speedup_change
-from kbx.driver.evaluator import EvalSettings, Evaluator
 from kbx.core.record import Status
+from kbx.driver.evaluator import EvalSettings, Evaluator
 
 SPEEDUP_TOLERANCE = 0.05  # the repeatability goal (p95 of |delta|) for the same kernel timed twice
 

@@ -14,8 +14,9 @@ import time
 
 import pytest
 
-from kbx.driver.evaluator import Attempt, EvalSettings
+from kbx.contract.attempt import Attempt
 from kbx.core.record import EvalRecord, Mismatch, ShapeTiming, Status
+from kbx.driver.evaluator import EvalSettings
 from kbx.tasks import discover
 from tests.conftest import FIXTURE_TASKS, REPO
 

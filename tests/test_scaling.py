@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ctrl_c_default
+from mlflow_server import free_port, start_mlflow_server, stop, wait_for
 
 from kbx.core.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.tracking.tracker import Retrying, Tracker, record_from_dict, transient
-from mlflow_server import free_port, start_mlflow_server, stop, wait_for
-from conftest import ctrl_c_default
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = ["Activation/relu", "Activation/selu"]  # judged one at a time (eval.workers=1)

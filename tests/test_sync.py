@@ -160,8 +160,8 @@ def test_lost_artifacts_stop_the_import_unless_allowed(tmp_path, capsys):
 def test_task_runs_in_the_companion_experiment_come_home_under_their_job(tmp_path):
     """kbx logs jobs in `kbx` and task runs in `kbx-tasks`: `--experiment kbx` brings both, each task
     copy names its job's copy, and the job's description links to DST's task view of that copy."""
-    from kbx.core.record import EvalRecord, Status
     from kbx.core.hardware import load_profiles
+    from kbx.core.record import EvalRecord, Status
     from kbx.methods.loop import Judged, TaskResult
     from kbx.sync import sync
     from kbx.tasks import discover

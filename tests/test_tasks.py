@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kbx.tasks import CATEGORIES, TaskError, default_tasks_dir, discover, select
 from kbx.quality.check import check_task
+from kbx.tasks import CATEGORIES, TaskError, default_tasks_dir, discover, select
 from kbx.tasks.registry import expert_entry, load_task_id
 
 GOOD_TASK = textwrap.dedent(
@@ -170,7 +170,7 @@ def test_self_check_catches_a_nondeterministic_reference(tmp_path):
 
 
 def test_tasks_cli_json_lists_records(kbx_cli):
-    code, out, err = kbx_cli("kbx.tasks", "--json")
+    code, out, err = kbx_cli("kbx.quality", "--json")
     assert code == 0, err
     records = json.loads(out)
     assert {r["category"] for r in records} == set(CATEGORIES)
@@ -178,7 +178,7 @@ def test_tasks_cli_json_lists_records(kbx_cli):
 
 
 def test_tasks_cli_rejects_unknown_category(kbx_cli):
-    code, _, err = kbx_cli("kbx.tasks", "--category", "nope")
+    code, _, err = kbx_cli("kbx.quality", "--category", "nope")
     assert code == 2 and "unknown category" in err
 
 
@@ -254,7 +254,7 @@ def test_invert_matrix_lus_cycle_case_rejects_upstreams_a_inverse_p_squared():
     whenever P^2 = I. The cycle case must be a true cycle of rows, or that formula passes it."""
     import torch
 
-    from kbx.rules.compare import compare
+    from kbx.contract.compare import compare
     from kbx.tasks.inputs import make_generator
 
     info = discover()["LinearAlgebra/invert_matrix_lu"]

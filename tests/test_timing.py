@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from kbx.sandbox.timing import _summary, energy_calls
+from kbx.contract.timing_policy import SUSPECT_SPEEDUP, TimingPolicy, combine
 from kbx.core.record import Status
-from kbx.rules.timing_policy import SUSPECT_SPEEDUP, TimingPolicy, combine
+from kbx.sandbox.timing import _summary, energy_calls
 from kbx.tasks import discover
 
 POLICY = TimingPolicy()

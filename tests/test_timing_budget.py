@@ -9,8 +9,8 @@ import statistics
 import pytest
 import torch
 
+from kbx.contract.timing_policy import TimingPolicy
 from kbx.sandbox import timing
-from kbx.rules.timing_policy import TimingPolicy
 
 CLOCK_MHZ = 1000.0  # the fake GPU's SM clock: a sleep of N cycles takes N / 1e6 ms... per MHz
 

@@ -9,7 +9,6 @@ import textwrap
 import pytest
 import torch
 
-from kbx.tasks import discover
 from kbx.quality.audit import (
     DISTRIBUTION,
     EXACT,
@@ -28,6 +27,7 @@ from kbx.quality.audit import (
     truncate_to_tf32,
 )
 from kbx.quality.audit_report import render
+from kbx.tasks import discover
 
 # A K-long fp32 dot product per output element: rounding error grows with K, TF32 error more so.
 PRODUCT_TASK = textwrap.dedent(
@@ -136,7 +136,7 @@ SAMPLE = (
 
 @pytest.fixture
 def one_thread():
-    """The audit's elementwise float64 work runs far faster on one thread on a shared CPU (see kbx.tasks.__main__)."""
+    """The audit's elementwise float64 work runs far faster on one thread on a shared CPU (see kbx.quality.__main__)."""
     saved = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -168,7 +168,7 @@ TERMS_TASKS = ["MatrixMultiply/matrix_multiply_and_row_dot", "Fusion/fused_relu_
 @pytest.mark.parametrize("rounding", [round_to_tf32, truncate_to_tf32], ids=["nearest", "truncating"])
 @pytest.mark.parametrize("task_id", TERMS_TASKS)
 def test_the_tf32_tail_stays_under_the_terms_bound_with_headroom(task_id, rounding, one_thread):
-    """The tasks judged with a bound from the terms' size (kbx.rules.terms, identities.within_terms):
+    """The tasks judged with a bound from the terms' size (kbx.contract.terms, identities.within_terms):
     a TF32 kernel, operands rounded (cuBLAS) or truncated (Triton's tl.dot, as the experts measured
     on an H200), stays under 1/HEADROOM of it on every random case and seed (1,000 seeds,
     2026-11-28: at most 0.38), where the rule on the output's own size failed 2-10 of 1,000 seeds."""
@@ -188,7 +188,7 @@ def test_the_tf32_tail_stays_under_the_terms_bound_with_headroom(task_id, roundi
 def test_a_truncating_tf32_kernel_fails_the_tolerance_alone_and_passes_the_terms_check(task_id, seed):
     """The seeds where the rule on the output's own size failed the truncating model (2 and 7 of
     1,000 CPU seeds of the outlier case; 9 and 10 of 1,000 for the experts on an H200)."""
-    from kbx.rules.compare import allowance
+    from kbx.contract.compare import allowance
     from kbx.tasks.inputs import make_generator
 
     info = discover()[task_id]
@@ -213,7 +213,7 @@ def test_fused_transformer_blocks_expert_meets_its_tolerance_on_every_outlier_se
     """The audit models TF32 at one seed; a suite run draws a secret seed each time, so the expert's
     tail over seeds must fit. The layer norm after the products divides their TF32 error by its row's
     spread, so outlier rows reach 6.1x the 1x allowance (2,000 seeds, H100, 2026-11-27)."""
-    from kbx.rules.compare import allowance
+    from kbx.contract.compare import allowance
     from kbx.tasks.registry import expert_entry
 
     info = discover()["Fusion/fused_transformer_block"]
@@ -232,12 +232,12 @@ def test_fused_transformer_blocks_expert_meets_its_tolerance_on_every_outlier_se
 
 def test_audit_cli_writes_the_command_it_ran_and_refuses_a_missing_directory(kbx_cli, tmp_path):
     out = tmp_path / "TOLERANCES.md"
-    code, stdout, err = kbx_cli("kbx.tasks", "audit", "--task", "LinearAlgebra/qr", "--out", str(out))
+    code, stdout, err = kbx_cli("kbx.quality", "audit", "--task", "LinearAlgebra/qr", "--out", str(out))
     assert code == 0, err[-2000:]
     text = out.read_text()
     assert text.startswith("# Tolerance audit\n") and f"`python -m kbx.tasks audit --task LinearAlgebra/qr --out {out}`" in text
     assert "| LinearAlgebra/qr | n512 |" not in text and "| identity |" in text
-    code, _, err = kbx_cli("kbx.tasks", "audit", "--task", "LinearAlgebra/qr", "--out", str(tmp_path / "no" / "t.md"))
+    code, _, err = kbx_cli("kbx.quality", "audit", "--task", "LinearAlgebra/qr", "--out", str(tmp_path / "no" / "t.md"))
     assert code == 2 and err.strip().startswith("kbx.tasks: error: --out") and len(err.strip().splitlines()) == 1
 
 
@@ -245,7 +245,7 @@ def test_audit_cli_writes_the_command_it_ran_and_refuses_a_missing_directory(kbx
 def test_audit_cli_on_a_gpu_names_the_card_and_its_tf32_settings(kbx_cli, tmp_path):
     """The GPU document: the judge's own TF32 defaults for the reference, the first perf shape included."""
     out = tmp_path / "TOLERANCES_GPU.md"
-    code, stdout, err = kbx_cli("kbx.tasks", "audit", "--device", "cuda", "--first-perf", "--task", "Convolution/conv2d",
+    code, stdout, err = kbx_cli("kbx.quality", "audit", "--device", "cuda", "--first-perf", "--task", "Convolution/conv2d",
                                 "--task", "LinearAlgebra/qr", "--task", "Fusion/fused_bmm_rmsnorm_gelu_dropout_sub",
                                 "--out", str(out))  # fmt: skip
     assert code == 0, stdout[-3000:] + err[-2000:]

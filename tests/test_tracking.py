@@ -8,10 +8,10 @@ import math
 import mlflow
 import pytest
 
-from kbx.core.record import EvalRecord, ShapeTiming, Status
 from kbx.core.hardware import load_profiles
-from kbx.methods.loop import Judged, TaskResult
+from kbx.core.record import EvalRecord, ShapeTiming, Status
 from kbx.core.roofline import COMPUTE_BOUND, MEMORY_BOUND, classify
+from kbx.methods.loop import Judged, TaskResult
 from kbx.tasks import discover
 from kbx.tracking.tracker import Tracker
 

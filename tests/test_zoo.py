@@ -33,10 +33,11 @@ from pathlib import Path
 
 import pytest
 
-from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.contract.attempt import Attempt
 from kbx.core.record import OUTPUT_TAIL_CHARS, EvalRecord, Status
+from kbx.driver.evaluator import EvalSettings, Evaluator
+from kbx.protocol import SANDBOX_NAMESPACES as NAMESPACES
 from kbx.tasks import discover
-from kbx.sandbox.namespaces import NAMESPACES
 
 HERE = Path(__file__).parent
 ZOO_DIR = HERE / "zoo"
@@ -98,7 +99,8 @@ def _forms(secret: str) -> list[str]:
 # environment as it was at exec, so secrets set later with os.environ would not show there.
 EXEC_ENV_DRIVER = """
 import json, sys
-from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+from kbx.contract.attempt import Attempt
+from kbx.driver.evaluator import EvalSettings, Evaluator
 from kbx.tasks import discover
 tasks_dir, task, *paths = sys.argv[1:-1]
 with Evaluator(EvalSettings(tasks_dir=tasks_dir, workers=1)) as ev:
@@ -145,8 +147,9 @@ def _tree_digest(root: Path) -> str:
 
 
 def _escape_targets() -> list[Path]:
-    import kbx
     import torch
+
+    import kbx
 
     homes = {"/root", os.path.expanduser("~"), tempfile.gettempdir(), "/tmp"}
     return [Path(d) / ESCAPE_MARKER for d in {str(Path(kbx.__file__).parents[1]), str(Path(torch.__file__).parent), *homes}]
@@ -549,8 +552,8 @@ def test_an_unwritten_output_in_the_ghost_replay_is_nan_not_a_stale_value():
 
     import torch
 
-    from kbx.tasks.spec import Call
     from kbx.sandbox.cases import GHOST_KEY, ghost_replay
+    from kbx.tasks.spec import Call
 
     def unwritten(x):  # what a Triton entry returns when its launch writes nothing
         return torch.empty_like(x)

@@ -30,13 +30,13 @@ def bench_llm(n_tasks: int, latency_s: float, concurrency: int, workers: int, ro
               rate_limited: float = 0.0, retry_after_s: float = 0.0, server_errors: float = 0.0) -> dict:  # fmt: skip
     import torch
 
-    from kbx.driver.evaluator import EvalSettings, Evaluator
     from kbx.core.hardware import load_profiles
+    from kbx.driver.evaluator import EvalSettings, Evaluator
     from kbx.llm import LLMClient, LLMSettings
     from kbx.llm.prompt import PromptSettings
     from kbx.llm.scripted import Failure, ScriptedServer
-    from kbx.methods.loop import proposers, run_suite
     from kbx.methods.llm import Budget, build_iterative
+    from kbx.methods.loop import proposers, run_suite
     from kbx.tasks import discover
 
     tasks = [t for t in sorted(discover().values(), key=lambda t: t.id) if t.expert_path][:n_tasks]

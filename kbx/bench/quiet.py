@@ -62,7 +62,7 @@ NOISE = {"thread": THREAD, "child process": CHILD, "thread per call": THREAD_PER
 
 def neighbour_runs(ev) -> dict:
     """{"clean": honest records alone, <noise>: [the noisy gelu's record, *honest records]}."""
-    from kbx.driver.evaluator import Attempt
+    from kbx.contract.attempt import Attempt
     from kbx.tasks import discover
 
     tasks = discover()

@@ -17,6 +17,8 @@ from __future__ import annotations
 import statistics
 import time
 
+from kbx.protocol import SANDBOX_NAMESPACES, SANDBOX_NONE
+
 TASK = "Activation/relu"
 OFF_BY_ONE = '''
 import torch
@@ -64,19 +66,19 @@ def _fork_costs_ms(pairs: int) -> dict[str, list[float]]:
 
     import kbx.sandbox.child  # noqa: F401
 
-    out: dict[str, list[float]] = {sandbox.NAMESPACES: [], sandbox.NONE: []}
+    out: dict[str, list[float]] = {SANDBOX_NAMESPACES: [], SANDBOX_NONE: []}
     with tempfile.TemporaryDirectory(prefix="kbx-fork-bench-") as work:
         tasks_dir = os.path.join(work, "tasks")
         os.makedirs(tasks_dir)
         for i in range(pairs):
-            for mode, fork in ((sandbox.NAMESPACES, forker.fork), (sandbox.NONE, os.fork)):
+            for mode, fork in ((SANDBOX_NAMESPACES, forker.fork), (SANDBOX_NONE, os.fork)):
                 job = {"job_dir": os.path.join(work, "jobs", f"{i}-{mode}"), "tasks_dir": tasks_dir}
                 os.makedirs(job["job_dir"])
                 sandbox.view_plan(job)  # as the zygote does before forking
                 started = time.perf_counter()
                 pid = fork()
                 if pid == 0:
-                    if mode == sandbox.NAMESPACES:
+                    if mode == SANDBOX_NAMESPACES:
                         sandbox.enter(job, gpu=False)
                     os._exit(0)
                 os.waitpid(pid, 0)
@@ -87,34 +89,34 @@ def _fork_costs_ms(pairs: int) -> dict[str, list[float]]:
 def bench_sandbox(pairs: int) -> dict:
     import torch
 
-    from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator
+    from kbx.contract.attempt import Attempt
+    from kbx.driver.evaluator import EvalSettings, Evaluator
     from kbx.driver.isolation import probe_reason
     from kbx.tasks import discover
-    from kbx.sandbox.namespaces import NAMESPACES, NONE
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     started = time.perf_counter()
     probe_reason_text = probe_reason(device == "cuda")
     probe_s = time.perf_counter() - started
     attempt = Attempt(discover()[TASK], OFF_BY_ONE, "sandbox-bench")
-    walls: dict[str, list[float]] = {NAMESPACES: [], NONE: []}
+    walls: dict[str, list[float]] = {SANDBOX_NAMESPACES: [], SANDBOX_NONE: []}
     setup: list[float] = []
     statuses: set[str] = set()
-    with Evaluator(EvalSettings(device=device, workers=1, sandbox=NAMESPACES)) as boxed, \
-            Evaluator(EvalSettings(device=device, workers=1, sandbox=NONE)) as bare:  # fmt: skip
+    with Evaluator(EvalSettings(device=device, workers=1, sandbox=SANDBOX_NAMESPACES)) as boxed, \
+            Evaluator(EvalSettings(device=device, workers=1, sandbox=SANDBOX_NONE)) as bare:  # fmt: skip
         for i in range(WARMUP + pairs):
-            for mode, ev in ((NAMESPACES, boxed), (NONE, bare)):
+            for mode, ev in ((SANDBOX_NAMESPACES, boxed), (SANDBOX_NONE, bare)):
                 record = ev.evaluate_one(attempt)
                 statuses.add(record.status.value)
                 print(f"{'warm-up' if i < WARMUP else f'pair {i - WARMUP}'} {mode:10s} {record.status.value} "
                       f"wall {record.wall_s:.3f}s sandbox {1000 * record.sandbox_s:.1f} ms", flush=True)  # fmt: skip
                 if i >= WARMUP:
                     walls[mode].append(record.wall_s)
-                    if mode == NAMESPACES:
+                    if mode == SANDBOX_NAMESPACES:
                         setup.append(record.sandbox_s)
-    deltas_ms = [1000 * (a - b) for a, b in zip(walls[NAMESPACES], walls[NONE])]
+    deltas_ms = [1000 * (a - b) for a, b in zip(walls[SANDBOX_NAMESPACES], walls[SANDBOX_NONE])]
     forks = fork_costs_ms()
-    fork_deltas = [a - b for a, b in zip(forks[NAMESPACES], forks[NONE])]
+    fork_deltas = [a - b for a, b in zip(forks[SANDBOX_NAMESPACES], forks[SANDBOX_NONE])]
     q = statistics.quantiles(deltas_ms, n=4) if len(deltas_ms) > 1 else deltas_ms * 3
     return {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "pairs": pairs, "task": TASK,

@@ -18,17 +18,16 @@ import argparse
 import json
 import math
 import statistics
-import sys
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from kbx.core import hardware as hw
-from kbx.core.errors import EXIT_USER_ERROR
-from kbx.driver.watch import watch
 from kbx.bench.host_load import GpuLoad, HostLoad
+from kbx.core import hardware as hw
+from kbx.core.errors import EXIT_USER_ERROR, MethodError
 from kbx.core.interrupt import exit_interrupted
-from kbx.methods.base import MethodError
+from kbx.driver.watch import watch
 
 SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
@@ -254,7 +253,7 @@ def judge_start_figures(startups: list[dict[str, float]], finished: list[dict]) 
 
 def bench_attempts(tasks: list, method: str, mode: str, device: str) -> list:
     """The expert kernels of `tasks`, or (method inductor) torch.compile of their references, as attempts."""
-    from kbx.driver.evaluator import Attempt
+    from kbx.contract.attempt import Attempt
 
     if method == "reference":
         return [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-PROFILES_DIR = Path(__file__).resolve().parents[1] / "conf" / "hardware"
+PROFILES_DIR = Path(__file__).resolve().parents[2] / "conf" / "hardware"
 
 
 class HardwareError(ValueError):

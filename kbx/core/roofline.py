@@ -3,8 +3,8 @@ whether it is memory- or compute-bound (arithmetic intensity against the ridge p
 
 from __future__ import annotations
 
-from kbx.core.record import ShapeTiming
 from kbx.core.hardware import Hardware
+from kbx.core.record import ShapeTiming
 
 MEMORY_BOUND, COMPUTE_BOUND, UNKNOWN = "memory", "compute", "unknown"
 

@@ -15,25 +15,60 @@ import math
 import queue
 import shutil
 import signal
+import threading
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from kbx.rules import timing_policy
-from kbx.driver.processes import ZYGOTE_DIED
+from kbx.contract import timing_policy
+from kbx.contract.attempt import Attempt
 from kbx.core.record import OUTPUT_TAIL_CHARS, VERDICT_FIELDS, EvalRecord, Mismatch, Status, truncate
 from kbx.core.secrets import redact
-from kbx.driver.scheduler import ALL_MEMORY, FreezeFailed, Window
-from kbx.sandbox.child import CANDIDATE, HARNESS_ERROR, MEASURE, MEASURED, PREPARED, READY
+from kbx.driver.processes import JudgeClient, JudgePool, ZygoteClient
+from kbx.driver.scheduler import ALL_MEMORY, FreezeFailed, GpuScheduler, Window
+from kbx.driver.settings import EvalSettings
+from kbx.protocol import (
+    CANDIDATE_FILE,
+    OUTPUTS_FILE,
+    PERF_OUTPUTS_FILE,
+    STAGE_RAN,
+    STDERR_FILE,
+    STDOUT_FILE,
+    Command,
+    Event,
+    JudgeOp,
+)
+from kbx.tasks.spec import TaskInfo
 
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is killed
 WINDOW_SLACK_S = 1.0  # beyond a window's planned length (quiet wait, budget, one call) before its owner is killed
 MAX_HARNESS_RETRIES = 2  # an attempt hit by a failure of kbx's own machinery is redone this often
 
-if TYPE_CHECKING:
-    from kbx.driver.evaluator import Attempt, Evaluator
+
+
+class AttemptHost(Protocol):
+    """What an attempt uses of its evaluator (kbx.driver.evaluator.Evaluator): its processes, its
+    GPU scheduler, the run's seeds and baselines, and who holds a window."""
+
+    settings: EvalSettings
+    workdir: Path
+    tasks_dir: str
+    ghost_seed: int
+    zygote: ZygoteClient
+    judges: JudgePool
+    timer: JudgeClient  # times the eager baselines
+    timer_lock: threading.Lock  # taken before a window, never inside one
+    gpu: GpuScheduler
+    baselines: dict[tuple, dict]  # (task, version, shape) -> the reference's timing row, per run
+    active: dict[str, tuple[str, str, float]]  # job -> (task, phase, since)
+
+    def memory_need(self, task: TaskInfo) -> int: ...
+
+    def hand_window_to(self, owner: str) -> None: ...
+
+    def seeds_for(self, task: TaskInfo) -> dict[str, list[int]]: ...
 
 
 class _HarnessFailure(Exception):
@@ -44,7 +79,7 @@ class _HarnessFailure(Exception):
 class AttemptRun:
     """One attempt's trip through worker, judge and timing."""
 
-    def __init__(self, ev: Evaluator, attempt: Attempt, base: dict) -> None:
+    def __init__(self, ev: AttemptHost, attempt: Attempt, base: dict) -> None:
         self.ev, self.attempt, self.base = ev, attempt, base
         self.task = attempt.task
         self.started = time.perf_counter()
@@ -87,14 +122,14 @@ class AttemptRun:
                         "save_s": 0.0, "gpu_wait_s": 0.0, "baseline_s": 0.0, "exclusive_s": 0.0,
                         "max_window_s": 0.0}  # see EvalRecord; fmt: skip
         self.exited = False
-        self.candidate_ran = False  # the worker said it is about to import the candidate (CANDIDATE)
+        self.candidate_ran = False  # the worker said it is about to import the candidate (Event.CANDIDATE)
         self.sandbox_s = 0.0
         self.frozen_mark = self.ev.gpu.frozen_since(0.0)
 
     def _try(self) -> EvalRecord:
         ev, s = self.ev, self.ev.settings
         self.job_dir.mkdir(parents=True)
-        (self.job_dir / "candidate.py").write_text(self.attempt.code)
+        (self.job_dir / CANDIDATE_FILE).write_text(self.attempt.code)
         seeds = ev.seeds_for(self.task)
         timing = s.on_gpu and bool(self.task.spec.perf)
         job = {
@@ -109,16 +144,16 @@ class AttemptRun:
         self.events = ev.zygote.spawn(job)
         try:
             self._phase("waiting to check")
-            ev.gpu.start_check(self.job_id, lambda: ev.zygote.send(self.job_id, "check"), self._memory_need())
+            ev.gpu.start_check(self.job_id, lambda: ev.zygote.send(self.job_id, Command.CHECK), self._memory_need())
             self.stage_s["start_s"] = time.perf_counter() - starting
             self._phase("checking")
-            checked = self._wait("checked", s.check_timeout_s)
-            if checked["event"] != "checked":
+            checked = self._wait(Event.CHECKED, s.check_timeout_s)
+            if checked["event"] != Event.CHECKED:
                 return self._failed_worker(checked, s.check_timeout_s)
-            if checked["stage_status"] != "ran":
+            if checked["stage_status"] != STAGE_RAN:
                 return self._record(Status(checked["stage_status"]), checked, reason=_first_line(checked["message"]))
-            verdict = self._judge({"op": "compare", "task": self.task.id, "digest": self.task.digest, "seeds": seeds,
-                                   "outputs": str(self.job_dir / "outputs.pt")})  # fmt: skip
+            verdict = self._judge({"op": JudgeOp.COMPARE, "task": self.task.id, "digest": self.task.digest, "seeds": seeds,
+                                   "outputs": str(self.job_dir / OUTPUTS_FILE)})  # fmt: skip
             status = Status(verdict["status"])
             fields = {k: verdict[k] for k in VERDICT_FIELDS}
             fields["mismatch"] = _mismatch(verdict["mismatch"])
@@ -135,18 +170,18 @@ class AttemptRun:
         ev, s = self.ev, self.ev.settings
         started = time.perf_counter()
         self._phase("preparing a timing")
-        ev.zygote.send(self.job_id, "time")
+        ev.zygote.send(self.job_id, Command.TIME)
         baselines: dict[str, dict] = {}
         busy: dict[str, str] = {}  # shape -> the GPU was not quiet while the owner alone could use it
         while True:
-            msg = self._wait((PREPARED, "timed"), s.time_timeout_s)
-            if msg["event"] not in (PREPARED, "timed"):
+            msg = self._wait((Event.PREPARED, Event.TIMED), s.time_timeout_s)
+            if msg["event"] not in (Event.PREPARED, Event.TIMED):
                 return self._failed_worker(msg, s.time_timeout_s, during="timing")
-            if msg["event"] == "timed":
+            if msg["event"] == Event.TIMED:
                 break
             shape = msg["shape"]
             baselines[shape], measured = self._measure(shape, msg["estimate_ms"])
-            if measured["event"] != MEASURED:
+            if measured["event"] != Event.MEASURED:
                 return self._failed_worker(measured, self._window_limit_s(msg["estimate_ms"]), during="timed alone")
             row = measured["row"]
             if row.get("hidden_unconfirmed"):
@@ -159,8 +194,8 @@ class AttemptRun:
             row["hidden_work"] = row.get("hidden_work") or busy.get(row["shape"], "")
         self._phase("saving timed outputs")
         saving = time.perf_counter()
-        saved = self._wait("saved", s.time_timeout_s)
-        if saved["event"] != "saved":
+        saved = self._wait(Event.SAVED, s.time_timeout_s)
+        if saved["event"] != Event.SAVED:
             return self._failed_worker(saved, s.time_timeout_s, during="saving timed outputs")
         self.stage_s["save_s"] = time.perf_counter() - saving
         self.stage_s["time_s"] = time.perf_counter() - started
@@ -170,8 +205,8 @@ class AttemptRun:
         # before the judge computes the reference at the perf shapes.
         self._end_worker()
         judged_before = self.stage_s["judge_s"]
-        recheck = self._judge({"op": "compare_perf", "task": self.task.id, "digest": self.task.digest,
-                               "rows": timed["rows"], "outputs": str(self.job_dir / "perf_outputs.pt"),
+        recheck = self._judge({"op": JudgeOp.COMPARE_PERF, "task": self.task.id, "digest": self.task.digest,
+                               "rows": timed["rows"], "outputs": str(self.job_dir / PERF_OUTPUTS_FILE),
                                "mmap": True})  # fmt: skip
         self.stage_s["judge_perf_s"] = self.stage_s["judge_s"] - judged_before
         if recheck["status"] != Status.OK.value:
@@ -197,14 +232,14 @@ class AttemptRun:
                 return ev.baselines[key], self._window(shape, estimate_ms, before=self._quiet_probe)
             started = time.perf_counter()
             self._phase(f"baseline ({shape})")
-            prepared = ev.timer.request({"op": "baseline_prepare", "task": self.task.id, "digest": self.task.digest,
+            prepared = ev.timer.request({"op": JudgeOp.BASELINE_PREPARE, "task": self.task.id, "digest": self.task.digest,
                                          "shape": shape, "timing": dataclasses.asdict(ev.settings.timing)},
                                         ev.settings.judge_timeout_s)  # fmt: skip
             if "error" in prepared:
                 raise _HarnessFailure(f"reference timing failed: {prepared['error']}")
 
             def baseline() -> dict:
-                return ev.timer.request({"op": "baseline_measure", "task": self.task.id, "shape": shape,
+                return ev.timer.request({"op": JudgeOp.BASELINE_MEASURE, "task": self.task.id, "shape": shape,
                                          "energy": False}, self._window_limit_s(prepared["estimate_ms"]),
                                         frozen_counts=False)  # fmt: skip
 
@@ -233,15 +268,15 @@ class AttemptRun:
             before()
             self.ev.hand_window_to(self.job_id)
             self._phase(f"timed alone ({shape})")
-            self.ev.zygote.send(self.job_id, MEASURE)
-            return self._wait(MEASURED, self._window_limit_s(estimate_ms), frozen_counts=False)
+            self.ev.zygote.send(self.job_id, Command.MEASURE)
+            return self._wait(Event.MEASURED, self._window_limit_s(estimate_ms), frozen_counts=False)
 
     def _quiet_probe(self) -> None:
         """In a window, before the owner continues: the timer waits for the GPU to go quiet (work
         that frozen processes had queued drains); if it does not, the GPU is another's and the
         attempt is redone."""
         timing = self.ev.settings.timing
-        reply = self.ev.timer.request({"op": "quiet", "timing": dataclasses.asdict(timing)},
+        reply = self.ev.timer.request({"op": JudgeOp.QUIET, "timing": dataclasses.asdict(timing)},
                                       timing.quiet_wait_s + WINDOW_SLACK_S, frozen_counts=False)
         if not reply.get("quiet"):
             raise _HarnessFailure(reply.get("error") or "the GPU did not go quiet for a timing window")
@@ -297,7 +332,7 @@ class AttemptRun:
         timeout = self.ev.settings.judge_timeout_s
         with self.ev.judges.lease() as judge:
             self.stage_s["judge_wait_s"] += time.perf_counter() - started
-            loaded = judge.request({"op": "load", "outputs": request["outputs"], "mmap": request.get("mmap", False)},
+            loaded = judge.request({"op": JudgeOp.LOAD, "outputs": request["outputs"], "mmap": request.get("mmap", False)},
                                    timeout)  # fmt: skip
             reply = loaded if "error" in loaded else judge.request(request, timeout)
         self.stage_s["judge_s"] += time.perf_counter() - started
@@ -318,31 +353,31 @@ class AttemptRun:
             remaining = timeout_s - (time.monotonic() - started - frozen)
             if remaining <= 0:
                 self.ev.zygote.kill(self.job_id)
-                return {"event": "timeout"}
+                return {"event": Event.TIMEOUT}
             try:
                 msg = self.events.get(timeout=min(remaining, 1.0))
             except queue.Empty:
                 continue
             event = msg["event"]
-            if event in ("exit", ZYGOTE_DIED):
+            if event in (Event.EXIT, Event.ZYGOTE_DIED):
                 self.exited = True
-            if event == READY:
+            if event == Event.READY:
                 self.sandbox_s = float(msg.get("sandbox_s", 0.0))
-            elif event == CANDIDATE:
+            elif event == Event.CANDIDATE:
                 self.candidate_ran = True
-            elif event == ZYGOTE_DIED:
+            elif event == Event.ZYGOTE_DIED:
                 raise _HarnessFailure("the worker pool died (it restarts for the next try)")
-            elif not self.candidate_ran and event in (HARNESS_ERROR, "exit"):
+            elif not self.candidate_ran and event in (Event.HARNESS_ERROR, Event.EXIT):
                 why = msg.get("message") or f"exit code {msg.get('code')}, signal {msg.get('signal')}"
                 raise _HarnessFailure(f"the worker failed while setting up, before any candidate code ran: {why}")
-            elif event in (*wanted, "exit", "garbled"):
+            elif event in (*wanted, Event.EXIT, Event.GARBLED):
                 return msg
 
     def _failed_worker(self, msg: dict, timeout_s: float, during: str = "checking") -> EvalRecord:
         event = msg["event"]
-        if event == "timeout":
+        if event == Event.TIMEOUT:
             return self._record(Status.TIMEOUT, {}, reason=f"no result within {timeout_s:.0f} s while {during}; killed")
-        if event == "garbled":
+        if event == Event.GARBLED:
             return self._record(Status.CRASHED, {}, reason="the worker's result channel was corrupted")
         sig, code = msg.get("signal", 0), msg.get("code", 0)
         if sig == signal.SIGKILL:
@@ -376,7 +411,7 @@ class AttemptRun:
         PID namespace, so every process the candidate started ends with it."""
         ev = self.ev
         if not self.exited:
-            ev.zygote.send(self.job_id, "exit")
+            ev.zygote.send(self.job_id, Command.EXIT)
         killed, deadline = False, time.monotonic() + EXIT_GRACE_S
         while not self.exited:
             remaining = deadline - time.monotonic()
@@ -387,7 +422,7 @@ class AttemptRun:
                 killed, deadline = True, time.monotonic() + EXIT_GRACE_S
                 continue
             try:
-                self.exited = self.events.get(timeout=remaining)["event"] in ("exit", ZYGOTE_DIED)
+                self.exited = self.events.get(timeout=remaining)["event"] in (Event.EXIT, Event.ZYGOTE_DIED)
             except queue.Empty:
                 continue
 
@@ -417,7 +452,7 @@ class AttemptRun:
 
     def _output_tail(self) -> str:
         parts = []
-        for name in ("stdout.txt", "stderr.txt"):
+        for name in (STDOUT_FILE, STDERR_FILE):
             path = self.job_dir / name
             if path.is_file() and path.stat().st_size:
                 parts.append(f"--- {name} ---\n" + tail(path, OUTPUT_TAIL_CHARS))

@@ -20,70 +20,31 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from kbx.rules import timing_policy
+from kbx.contract.attempt import Attempt
+from kbx.core.record import EvalRecord, Status
+from kbx.core.secrets import protect_process
+from kbx.core.source import check_syntax
+from kbx.core.telemetry import Telemetry
 from kbx.driver import workdirs
 from kbx.driver.attempt import AttemptRun, tail
 from kbx.driver.costs import AttemptCosts
 from kbx.driver.isolation import require_sandbox
 from kbx.driver.memory import PeakTable, load_peaks
 from kbx.driver.processes import JudgeClient, JudgePool, ZygoteClient, close_all
-from kbx.core.record import EvalRecord, Status
-from kbx.core.secrets import protect_process
 from kbx.driver.scheduler import FreezeFailed, GpuScheduler
-from kbx.core.source import check_syntax
+from kbx.driver.settings import EvalSettings
+from kbx.protocol import SANDBOX_ENV, STDERR_FILE
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, TaskInfo
-from kbx.core.telemetry import Telemetry
-from kbx.sandbox.namespaces import NAMESPACES, SANDBOX_ENV
 
 SECRET_SEED_BITS = 31
 SHM_DIR = "/dev/shm"
 SHM_MIN_FREE_BYTES = 16 * 2**30  # perf-shape outputs of a few concurrent workers must fit
-JUDGES_GPU = 4  # judge processes on a GPU machine, at least: one per two attempts in flight beyond that
 # Thread pools of the libraries the workers and judges compute with (torch's OpenMP, BLAS for the
 # interpreter's numpy): sized by `cpu_threads_per_process`, unless the user set them.
 CPU_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 STACK_DUMP_WAIT_S = 1.0  # for the signalled processes to write their stacks
 STACK_DUMP_CHARS = 3000  # of each log, in a stack dump
-
-
-@dataclasses.dataclass(frozen=True)
-class Attempt:
-    """Code to judge for one task. `label` says where it came from (method, round, candidate)."""
-
-    task: TaskInfo
-    code: str
-    label: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
-class EvalSettings:
-    device: str = "cpu"  # "cpu" (Triton interpreter) or "cuda"
-    gpu_index: int = 0
-    public_seeds: tuple[int, ...] = (0,)
-    secret_seed: bool = True  # add one seed drawn per run, so no kernel can be tuned to known inputs
-    workers: int = 2
-    check_timeout_s: float = 300.0
-    time_timeout_s: float = 300.0
-    judge_timeout_s: float = 600.0
-    judges: int = 0  # judge processes; 0: JUDGES_GPU on a GPU, 1 on a CPU (where memory is the limit)
-    check_perf_shape: bool | None = None  # default: on a GPU only (too slow for the interpreter)
-    memory_limit_gb: float = 8.0  # address-space cap for CPU workers (not applicable with CUDA)
-    min_free_gpu_gb: float = 8.0  # a new check starts only with this much device memory free (or none in flight)
-    timing: timing_policy.TimingPolicy = dataclasses.field(default_factory=timing_policy.TimingPolicy)
-    tasks_dir: str = ""
-    keep_jobs: bool = False
-    sandbox: str = NAMESPACES  # kbx.sandbox.namespaces: "namespaces", or "none" to run candidates without it
-    host_share: int = 1  # evaluators sharing this host's CPUs (an EvaluatorPool: one per GPU)
-
-    @property
-    def on_gpu(self) -> bool:
-        return self.device == "cuda"
-
-    @property
-    def judge_count(self) -> int:
-        """Judge processes per device: `judges`, or the default above (kbx.bench eval reports it)."""
-        return self.judges or (max(JUDGES_GPU, self.workers // 2) if self.on_gpu else 1)
 
 
 def cpu_threads_per_process(processes: int, evaluators: int = 1) -> int:
@@ -270,7 +231,7 @@ class Evaluator:
             self.zygote.signal_child(job_id, signal.SIGUSR1)
         time.sleep(STACK_DUMP_WAIT_S)
         logs = [(c.log_path.name, c.log_path) for c in clients]
-        logs += [(f"{task} ({phase})", self.workdir / "jobs" / job_id / "stderr.txt") for job_id, (task, phase, _) in jobs]
+        logs += [(f"{task} ({phase})", self.workdir / "jobs" / job_id / STDERR_FILE) for job_id, (task, phase, _) in jobs]
         return "\n".join(f"--- {name} ---\n{tail(path, STACK_DUMP_CHARS)}" for name, path in logs)
 
     def seeds_for(self, task: TaskInfo) -> dict[str, list[int]]:

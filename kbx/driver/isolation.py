@@ -11,26 +11,24 @@ import json
 import subprocess
 import sys
 
+from kbx.core.errors import SandboxUnavailable
 from kbx.core.secrets import scrubbed_env
-from kbx.sandbox.namespaces import MODES, NAMESPACES, NONE
+from kbx.protocol import PROBE_MODULE, SANDBOX_MODES, SANDBOX_NAMESPACES, SANDBOX_NONE
 
 PROBE_TIMEOUT_S = 60.0
 
 
-class SandboxUnavailable(RuntimeError):
-    """The OS cannot provide the sandbox asked for; the message says why and what to do."""
-
 
 def require_sandbox(mode: str, gpu: bool) -> None:
     """Raise SandboxUnavailable unless candidates can run under `mode` here."""
-    if mode not in MODES:
-        raise SandboxUnavailable(f"eval.sandbox must be one of {', '.join(MODES)}, got {mode!r}")
-    if mode == NONE:
+    if mode not in SANDBOX_MODES:
+        raise SandboxUnavailable(f"eval.sandbox must be one of {', '.join(SANDBOX_MODES)}, got {mode!r}")
+    if mode == SANDBOX_NONE:
         return
     reason = probe_reason(gpu)
     if reason:
         raise SandboxUnavailable(
-            f"the {NAMESPACES} sandbox is not available here ({reason}); it needs Linux >= 5.12 with user namespaces "
+            f"the {SANDBOX_NAMESPACES} sandbox is not available here ({reason}); it needs Linux >= 5.12 with user namespaces "
             "(or root); pass eval.sandbox=none (kbx.evaluate: --sandbox none) to run candidates without it, "
             "and every record will say so"
         )  # fmt: skip
@@ -39,7 +37,7 @@ def require_sandbox(mode: str, gpu: bool) -> None:
 @functools.lru_cache(maxsize=2)
 def probe_reason(gpu: bool) -> str:
     try:
-        done = subprocess.run([sys.executable, "-m", "kbx.sandbox.namespaces", *(["--gpu"] if gpu else [])],
+        done = subprocess.run([sys.executable, "-m", PROBE_MODULE, *(["--gpu"] if gpu else [])],
                               capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=scrubbed_env())  # fmt: skip
     except subprocess.TimeoutExpired:
         return f"the probe did not finish within {PROBE_TIMEOUT_S:.0f} s"

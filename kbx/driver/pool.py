@@ -16,9 +16,10 @@ import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 
-from kbx.driver.evaluator import Attempt, EvalSettings, Evaluator, evaluate_all
-from kbx.driver.ray_pool import RayEvaluatorPool, RaySettings  # imports ray only when a pool is built
+from kbx.contract.attempt import Attempt
 from kbx.core.record import EvalRecord
+from kbx.driver.evaluator import EvalSettings, Evaluator, evaluate_all
+from kbx.driver.ray_pool import RayEvaluatorPool, RaySettings  # imports ray only when a pool is built
 
 
 class EvaluatorPool:

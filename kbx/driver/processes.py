@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kbx.core.secrets import scrubbed_env
+from kbx.protocol import JUDGE_MODULE, ZYGOTE_MODULE, Event, JudgeOp, ZygoteOp
 
-ZYGOTE_DIED = "zygote_died"
 CLOSE_WAIT_S = 10.0
 JUDGE_START_TIMEOUT_S = 300.0  # a judge's start-up (imports), apart from any request's deadline
 FREEZE_TIMEOUT_S = 10.0  # for the zygote to stop every candidate's tree
@@ -80,7 +80,7 @@ def close_all(processes: list[_WorkerProcess]) -> None:
 class ZygoteClient(_WorkerProcess):
     """Spawns candidate children through the zygote and routes their events to per-job queues."""
 
-    module = "kbx.sandbox.zygote"
+    module = ZYGOTE_MODULE
 
     def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
         super().__init__(env_extra, log_path)
@@ -98,7 +98,7 @@ class ZygoteClient(_WorkerProcess):
                 msg = json.loads(line)
             except ValueError:
                 continue
-            if msg.get("event") == "frozen":
+            if msg.get("event") == Event.FROZEN:
                 self.frozen.put(msg)
                 continue
             q = self.queues.get(msg.get("id"))
@@ -106,7 +106,7 @@ class ZygoteClient(_WorkerProcess):
                 q.put(msg)
         with self.lock:  # the zygote is gone: every job still waiting hears it
             for q in self.queues.values():
-                q.put({"event": ZYGOTE_DIED})
+                q.put({"event": Event.ZYGOTE_DIED})
 
     def _send(self, msg: dict) -> None:
         with self.lock:
@@ -120,14 +120,14 @@ class ZygoteClient(_WorkerProcess):
     def spawn(self, job: dict) -> queue.Queue:
         q: queue.Queue = queue.Queue()
         self.queues[job["id"]] = q
-        self._send({"op": "spawn", "job": job})
+        self._send({"op": ZygoteOp.SPAWN, "job": job})
         return q
 
     def send(self, job_id: str, text: str) -> None:
-        self._send({"op": "send", "id": job_id, "text": text})
+        self._send({"op": ZygoteOp.SEND, "id": job_id, "text": text})
 
     def kill(self, job_id: str) -> None:
-        self._send({"op": "kill", "id": job_id})
+        self._send({"op": ZygoteOp.KILL, "id": job_id})
 
     def forget(self, job_id: str) -> None:
         self.queues.pop(job_id, None)
@@ -139,7 +139,7 @@ class ZygoteClient(_WorkerProcess):
         if self.proc is None:
             return True  # no zygote yet, so no candidate to stop
         self.freezes += 1
-        self._send({"op": "freeze", "token": self.freezes})
+        self._send({"op": ZygoteOp.FREEZE, "token": self.freezes})
         deadline = time.monotonic() + FREEZE_TIMEOUT_S
         while (remaining := deadline - time.monotonic()) > 0:
             try:
@@ -153,22 +153,22 @@ class ZygoteClient(_WorkerProcess):
         """Continue that job's worker process, its descendants still stopped, after a freeze that
         stopped it too."""
         if self.proc is not None:
-            self._send({"op": "release", "id": job_id})
+            self._send({"op": ZygoteOp.RELEASE, "id": job_id})
 
     def thaw(self) -> None:
         if self.proc is not None:
-            self._send({"op": "thaw"})
+            self._send({"op": ZygoteOp.THAW})
 
     def signal_child(self, job_id: str, signum: int) -> None:
         """Through the zygote: its children's pids are those of its own PID namespace."""
         self.signalled.add(job_id)
-        self._send({"op": "signal", "id": job_id, "signum": int(signum)})
+        self._send({"op": ZygoteOp.SIGNAL, "id": job_id, "signum": int(signum)})
 
 
 class JudgeClient(_WorkerProcess):
     """One request at a time to the trusted judge process, with a timeout per request."""
 
-    module = "kbx.sandbox.judge"
+    module = JUDGE_MODULE
 
     def __init__(self, env_extra: dict[str, str], log_path: Path) -> None:
         super().__init__(env_extra, log_path)
@@ -214,8 +214,8 @@ class JudgeClient(_WorkerProcess):
         for other attempts' windows does not count (`frozen_counts=False`: inside its own window)."""
         with self.lock:
             proc = self._ensure()
-            if not self.serving and msg.get("op") != "ping":  # a fresh process answers a ping once it is ready
-                started = self._ask(proc, {"op": "ping"}, JUDGE_START_TIMEOUT_S)
+            if not self.serving and msg.get("op") != JudgeOp.PING:  # a fresh process answers a ping once it is ready
+                started = self._ask(proc, {"op": JudgeOp.PING}, JUDGE_START_TIMEOUT_S)
                 if "error" in started:
                     return started
                 self.startup_s = started.get("startup_s", {})

@@ -31,10 +31,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from kbx.contract.attempt import Attempt
 from kbx.core.errors import ConfigError
-from kbx.driver.costs import AttemptCosts
-from kbx.driver.evaluator import SECRET_SEED_BITS, Attempt, EvalSettings, Evaluator, evaluate_all
 from kbx.core.record import EvalRecord
+from kbx.driver.costs import AttemptCosts
+from kbx.driver.evaluator import SECRET_SEED_BITS, EvalSettings, Evaluator, evaluate_all
 
 log = logging.getLogger("kbx")
 
@@ -67,9 +68,9 @@ class EvaluatorActor:
     """Runs inside a Ray worker process: one Evaluator on the GPU Ray gave this actor, or the CPU."""
 
     def __init__(self, settings: EvalSettings, secret_seed: int | None, ghost_seed: int) -> None:
-        from kbx.tasks.registry import discover
-
         import ray
+
+        from kbx.tasks.registry import discover
 
         if settings.on_gpu:  # Ray sets CUDA_VISIBLE_DEVICES to the GPU it reserved; NVML wants that index
             settings = dataclasses.replace(settings, gpu_index=int(ray.get_gpu_ids()[0]))

@@ -30,7 +30,7 @@ MLFLOW_PROBE_PATH = "/api/2.0/mlflow/experiments/get-by-name"
 # so a limit below this would charge kbx's own floor to the kernel.
 MIN_MEMORY_LIMIT_GB = 2.0
 DB_DEFAULT_PORTS = {"postgresql": 5432, "postgres": 5432, "mysql": 3306, "mssql": 1433}
-CONF_METHOD_DIR = Path(__file__).resolve().parents[1] / "conf" / "method"
+CONF_METHOD_DIR = Path(__file__).resolve().parents[2] / "conf" / "method"
 
 
 def check_config(cfg, root: Path) -> None:
@@ -79,7 +79,7 @@ def check_timing(timing) -> None:
     """eval.timing: only TimingPolicy's knobs, each a positive number."""
     import dataclasses
 
-    from kbx.rules.timing_policy import TimingPolicy
+    from kbx.contract.timing_policy import TimingPolicy
 
     known = {f.name for f in dataclasses.fields(TimingPolicy)}
     for key, value in dict(timing).items():

@@ -21,22 +21,22 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 import kbx
+from kbx.contract.timing_policy import TimingPolicy
 from kbx.core import hardware as hw
-from kbx.job import preflight
 from kbx.core.errors import ConfigError
+from kbx.core.record import EvalRecord, Status
 from kbx.driver.evaluator import EvalSettings
+from kbx.driver.inflight import QUARANTINE_AFTER, InFlightJournal, JournaledEvaluator
 from kbx.driver.limits import INTERPRETER_TIMEOUT_FACTOR, scaled_timeout_s
 from kbx.driver.pool import open_evaluator
 from kbx.driver.ray_pool import RaySettings
-from kbx.core.record import EvalRecord, Status
-from kbx.rules.timing_policy import TimingPolicy
 from kbx.driver.watch import watch
-from kbx.driver.inflight import QUARANTINE_AFTER, InFlightJournal, JournaledEvaluator
-from kbx.methods.loop import Judged, TaskResult, proposers, run_suite
+from kbx.job import preflight
 from kbx.job.summary import summarize, table
+from kbx.methods.loop import Judged, TaskResult, proposers, run_suite
+from kbx.protocol import SANDBOX_NAMESPACES, SANDBOX_NONE
 from kbx.tasks.registry import discover, select
 from kbx.tasks.spec import TaskInfo
-from kbx.sandbox.namespaces import NAMESPACES, NONE
 
 log = logging.getLogger("kbx")
 
@@ -113,7 +113,7 @@ class Job:
         # unless a candidate could take the driver down before its run exists (kbx.tracking.job_runs).
         resume = bool(cfg.get("resume", True))
         lookup = resume and may_hold_runs(str(cfg.tracking_uri or ""), self.root)
-        before_judging = resume and str(cfg.eval.get("sandbox", NAMESPACES)) == NONE
+        before_judging = resume and str(cfg.eval.get("sandbox", SANDBOX_NAMESPACES)) == SANDBOX_NONE
         session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
         journal = InFlightJournal(self.root, "", session["kbx.session"])
         tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets()),
@@ -240,7 +240,7 @@ class Job:
             memory_limit_gb=float(e.memory_limit_gb),
             min_free_gpu_gb=float(e.min_free_gpu_gb),
             keep_jobs=bool(e.keep_jobs),
-            sandbox=str(e.get("sandbox", NAMESPACES)),
+            sandbox=str(e.get("sandbox", SANDBOX_NAMESPACES)),
             timing=TimingPolicy(**dict(e.get("timing") or {})),
         )
 
@@ -278,7 +278,7 @@ class Job:
             "gpu_name": self.hardware.gpu_name or "none",
             "gpus": self.device_count() if self.hardware.device == "cuda" else 0,
             "device": self.hardware.device,
-            "sandbox": str(cfg.eval.get("sandbox", NAMESPACES)),
+            "sandbox": str(cfg.eval.get("sandbox", SANDBOX_NAMESPACES)),
             "iteration": cfg.iteration.rounds,
             "n_tasks": len(self.tasks),
             "tasks": ",".join(t.id for t in self.tasks)[:6000],

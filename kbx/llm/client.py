@@ -26,24 +26,15 @@ import threading
 import time
 from pathlib import Path
 
+from kbx.core.errors import MethodError
 from kbx.core.secrets import redact
+from kbx.llm.backend import litellm
 from kbx.llm.budget import JobBudget, JobCaps
 from kbx.llm.pacing import RATE_LIMITED, AdaptiveSlots, retry_wait_s, retryable, status_of
-from kbx.methods.base import MethodError
 
 log = logging.getLogger(__name__)
 
 
-def _litellm():
-    """litellm, imported on first use with its network price-map fetch switched off first: that
-    fetch stalls offline imports and deadlocks an MLflow server (stack-facts.md §3, §6)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
-    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):  # per-call INFO lines under Hydra's logging
-        logging.getLogger(name).setLevel(logging.WARNING)
-    return litellm
 CACHE_MODES = ("off", "record", "replay", "auto")
 PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word ok."}]
 
@@ -165,7 +156,7 @@ class LLMClient:
         if s.price_in_usd_per_mtok or s.price_out_usd_per_mtok:
             return True
         try:
-            _litellm().cost_per_token(model=s.model, prompt_tokens=1, completion_tokens=1)
+            litellm().cost_per_token(model=s.model, prompt_tokens=1, completion_tokens=1)
             return True
         except Exception:  # noqa: BLE001 - litellm raises for a model it has no price for
             return False
@@ -221,7 +212,7 @@ class LLMClient:
             kwargs["api_base"] = s.api_base
         if s.api_key:
             kwargs["api_key"] = s.api_key
-        return _litellm().completion(**kwargs)
+        return litellm().completion(**kwargs)
 
     def _cost(self, response, tokens: tuple[int, int]) -> float:
         """Dollars for one completion: llm.price_*_usd_per_mtok when set, else litellm's price list."""
@@ -229,7 +220,7 @@ class LLMClient:
         if s.price_in_usd_per_mtok or s.price_out_usd_per_mtok:
             return (tokens[0] * s.price_in_usd_per_mtok + tokens[1] * s.price_out_usd_per_mtok) / TOKENS_PER_MTOK
         try:
-            cost = _litellm().completion_cost(completion_response=response)
+            cost = litellm().completion_cost(completion_response=response)
             return float(cost) if cost else math.nan
         except Exception:  # noqa: BLE001 - unknown price: not measured, not zero
             return math.nan

@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from kbx.llm.backend import litellm
+
 RATE_LIMITED = 429
 
 
@@ -65,9 +67,7 @@ def retryable(exc: Exception) -> bool:
     status = status_of(exc)
     if not status:
         return True
-    from kbx.llm.client import _litellm
-
-    _litellm()
+    litellm()
     from litellm.utils import should_retry
 
     return bool(should_retry(status))
@@ -76,11 +76,9 @@ def retryable(exc: Exception) -> bool:
 def retry_wait_s(exc: Exception, tries_so_far: int, retries: int, backoff_s: float) -> float:
     """Seconds to wait before try `tries_so_far + 1`: the server's Retry-After (litellm honours
     values up to a minute), else litellm's exponential backoff, at least backoff_s * 2**tries."""
-    from kbx.llm.client import _litellm
-
     headers = getattr(exc, "litellm_response_headers", None)
     if headers is None:
         headers = getattr(getattr(exc, "response", None), "headers", None)
-    return float(_litellm().calculate_retry_after(remaining_retries=max(0, retries - tries_so_far), max_retries=retries,
+    return float(litellm().calculate_retry_after(remaining_retries=max(0, retries - tries_so_far), max_retries=retries,
                                                   response_headers=headers,
                                                   min_timeout=backoff_s * 2 ** max(0, tries_so_far - 1)))  # fmt: skip

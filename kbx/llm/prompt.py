@@ -12,8 +12,8 @@ import inspect
 import re
 import textwrap
 
-from kbx.core.record import EvalRecord
 from kbx.core.hardware import Hardware
+from kbx.core.record import EvalRecord
 from kbx.tasks.spec import TaskInfo
 
 SYSTEM = ("You are an expert in writing high-performance GPU kernels in Triton. You write correct, "

@@ -10,12 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Protocol
 
+from kbx.core.errors import MethodError  # noqa: F401 - raised by every method
 from kbx.core.record import EvalRecord
 from kbx.tasks.spec import TaskInfo
-
-
-class MethodError(ValueError):
-    """A method cannot run as configured (bad input file, missing setting); raised before any work."""
 
 
 @dataclasses.dataclass(frozen=True)

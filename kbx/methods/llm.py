@@ -12,9 +12,9 @@ import concurrent.futures
 import dataclasses
 import threading
 
+from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord
 from kbx.core.source import extract_code
-from kbx.core.hardware import Hardware
 from kbx.llm.client import BudgetReached, Call, LLMClient
 from kbx.llm.prompt import PromptSettings, feedback, task_messages
 from kbx.methods.base import MethodError, Proposal

@@ -21,7 +21,7 @@ import heapq
 import threading
 from collections.abc import Callable
 
-from kbx.driver.evaluator import Attempt, Evaluator
+from kbx.contract.attempt import Attempt, Evaluates
 from kbx.core.record import EvalRecord, Status
 from kbx.methods.base import Method
 from kbx.tasks.spec import TaskInfo
@@ -79,7 +79,7 @@ def proposers(eval_workers: int, llm_concurrency: int | None) -> int:
 def run_suite(
     method: Method,
     tasks: list[TaskInfo],
-    evaluator: Evaluator,
+    evaluator: Evaluates,
     rounds: int,
     on_round_start: Callable[[int, int], None] | None = None,
     on_record: Callable[[EvalRecord], None] | None = None,

@@ -4,7 +4,7 @@ For every correctness case (and, on request, every perf shape) the reference run
 inputs twice: in the task's dtypes, exactly as the judge computes it, and with every floating
 input raised to float64 (complex to complex128), the closest to exact arithmetic the same code
 gives. Rounded to the task's dtype, the float64 answer is what a perfectly accurate kernel would
-return. The judge's own comparison (kbx.rules.compare) must accept it with HEADROOM to spare: a
+return. The judge's own comparison (kbx.contract.compare) must accept it with HEADROOM to spare: a
 real kernel rounds too, by about as much as the reference does, so its distance from the
 reference can reach twice the reference's own error.
 
@@ -132,7 +132,7 @@ def audit_case(info: TaskInfo, case: Case, seed: int, device: str, tf32: bool) -
 
 
 def _audit_case(info, case, seed, device, tf32, row) -> AuditRow:
-    from kbx.rules.compare import EXCEPTION_KEY, structure_matches
+    from kbx.contract.compare import EXCEPTION_KEY, structure_matches
 
     spec = info.spec
     counter = Tf32Products(round_operands=False)
@@ -243,7 +243,7 @@ def _scale_floats(value, factor: Callable):
 
 def _honest(expected, other, tol: Tolerance, notes: list[str], label: str) -> tuple[bool, float]:
     """Whether the judge accepts `other` (rounded to the expected dtypes) with HEADROOM, and the error ratio."""
-    from kbx.rules.compare import compare
+    from kbx.contract.compare import compare
 
     got = cast_like(other, expected)
     ratio = error_ratio(expected, got, tol)
@@ -254,7 +254,7 @@ def _honest(expected, other, tol: Tolerance, notes: list[str], label: str) -> tu
 
 
 def _exception_row(info, case, seed, device, error: str, row) -> AuditRow:
-    from kbx.rules.compare import EXCEPTION_KEY
+    from kbx.contract.compare import EXCEPTION_KEY
 
     try:
         truth, _ = run_higher(info, case, seed, device)
@@ -292,7 +292,7 @@ def run_reference(info: TaskInfo, case: Case, seed: int, device: str, convert: C
     `convert` maps the inputs first (to float64); `mode` wraps the reference call only, never the
     input builder, so products made while building inputs are neither counted nor rounded.
     """
-    from kbx.rules.compare import EXCEPTION_KEY
+    from kbx.contract.compare import EXCEPTION_KEY
     from kbx.sandbox.cases import to_plain, with_state
 
     spec = info.spec
@@ -450,7 +450,7 @@ def scaled(tol: Tolerance, factor: float) -> Tolerance:
 
 def error_ratio(expected, got, tol: Tolerance) -> float:
     """Largest |got - expected| / bound over all leaves: 0 exact, 1 at the edge, inf for any exact-rule difference."""
-    from kbx.rules.compare import PYTHON_FLOAT_TOL
+    from kbx.contract.compare import PYTHON_FLOAT_TOL
 
     if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor):
         if got.shape != expected.shape or got.dtype != expected.dtype:
@@ -470,7 +470,7 @@ def error_ratio(expected, got, tol: Tolerance) -> float:
 
 
 def _float_ratio(expected: torch.Tensor, got: torch.Tensor, tol: Tolerance) -> float:
-    from kbx.rules.compare import allowance
+    from kbx.contract.compare import allowance
 
     if expected.numel() == 0:
         return 0.0
@@ -514,7 +514,7 @@ def perturbations(value, tol: Tolerance, kind) -> list:
     if isinstance(value, dict):
         return [{**value, k: changed} for k in value for changed in perturbations(value[k], tol, kind)]
     if isinstance(value, float) and math.isfinite(value) and kind is spike:
-        from kbx.rules.compare import PYTHON_FLOAT_TOL
+        from kbx.contract.compare import PYTHON_FLOAT_TOL
 
         return [value + PERTURB_FACTOR * PYTHON_FLOAT_TOL * (1.0 + abs(value))]
     return []
@@ -522,7 +522,7 @@ def perturbations(value, tol: Tolerance, kind) -> list:
 
 def spike(e: torch.Tensor, tol: Tolerance) -> torch.Tensor | None:
     """PERTURBED_ELEMENTS elements, spread over the output, moved by PERTURB_FACTOR times their bound (integers by 1)."""
-    from kbx.rules.compare import allowance
+    from kbx.contract.compare import allowance
 
     if e.numel() == 0:
         return None
@@ -588,6 +588,6 @@ def _name(t: torch.Tensor) -> str:
 
 
 def _judge(expected, tol: Tolerance) -> Callable[[object], bool]:
-    from kbx.rules.compare import compare
+    from kbx.contract.compare import compare
 
     return lambda got: compare(expected, got, tol).ok

@@ -7,7 +7,7 @@ import math
 
 from kbx.quality.audit import FAILING, HEADROOM, PERTURB_FACTOR, PERTURBED_ELEMENTS, VERDICT_ORDER, AuditRow
 
-COMMAND = "python -m kbx.tasks audit --out docs/TOLERANCES.md"
+COMMAND = "python -m kbx.quality audit --out docs/TOLERANCES.md"
 COLUMNS = ("task", "case", "dtype", "judged by", "honest err / bound", "TF32 err / bound", "wrong output rejected",
            "verdict", "note")  # fmt: skip
 

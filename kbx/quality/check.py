@@ -34,7 +34,7 @@ class CheckResult:
 
 
 def check_task(info: TaskInfo, perf: bool = False) -> CheckResult:
-    from kbx.rules.compare import EXCEPTION_KEY
+    from kbx.contract.compare import EXCEPTION_KEY
     from kbx.sandbox.cases import bitwise_equal, to_plain
 
     spec, problems, timings = info.spec, [], []
@@ -78,7 +78,7 @@ def _run(spec, case, seed):
 
 
 def _output_problems(info, case, seed, first, second, bitwise_equal) -> list[str]:
-    from kbx.rules.compare import EXCEPTION_KEY
+    from kbx.contract.compare import EXCEPTION_KEY
 
     where = f"case {case.name} seed {seed}"
     if isinstance(first, dict) and EXCEPTION_KEY in first:

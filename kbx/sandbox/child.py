@@ -19,23 +19,27 @@ import time
 import traceback
 
 from kbx.core.record import MESSAGE_CHARS, truncate
-from kbx.sandbox import resumes
+from kbx.protocol import (
+    CANDIDATE_FILE,
+    OUTPUTS_FILE,
+    PERF_OUTPUTS_FILE,
+    SANDBOX_NAMESPACES,
+    STAGE_RAN,
+    STDERR_FILE,
+    STDOUT_FILE,
+    Command,
+    Event,
+)
 from kbx.sandbox import namespaces as sandbox
+from kbx.sandbox import resumes
 from kbx.sandbox.instrument import LaunchCounter, poison_cuda_allocator
 
-OUTPUTS_FILE = "outputs.pt"
-PERF_OUTPUTS_FILE = "perf_outputs.pt"
-CANDIDATE_FILE = "candidate.py"
 CANDIDATE_MODULE = "kbx_candidate"
 MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
 MAX_OPEN_FILES = 1024
 # The timing protocol, per perf shape: the worker prepares it (GPU shared), says PREPARED, waits
-# for MEASURE (its exclusive window, kbx.driver.scheduler), measures, says MEASURED.
-PREPARED, MEASURE, MEASURED = "prepared", "measure", "measured"
-# Events before the candidate can run: kbx's own failure; the worker set up (locked down, waiting
-# for its turn on the GPU); the inputs made and the candidate about to be imported. The pipe keeps
-# their order, so whatever comes before CANDIDATE was written by kbx's code alone.
-HARNESS_ERROR, READY, CANDIDATE = "harness_error", "ready", "candidate"
+# for MEASURE (its exclusive window, kbx.driver.scheduler), measures, says MEASURED. The events
+# and their order are kbx.protocol's.
 
 
 class Reporter:
@@ -56,8 +60,8 @@ def lock_down(job: dict) -> None:
     os.setsid()
     os.chdir(job["job_dir"])
     null = os.open(os.devnull, os.O_RDONLY)
-    out = os.open("stdout.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    err = os.open("stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    out = os.open(STDOUT_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open(STDERR_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     for src, dst in ((null, 0), (out, 1), (err, 2)):
         os.dup2(src, dst)
         os.close(src)
@@ -97,11 +101,11 @@ def start_worker(job: dict, event_fd: int, control_fd: int) -> None:
     try:
         info = load_job_task(job)
         started = time.perf_counter()  # CLOCK_MONOTONIC: one clock for shim, init and worker
-        if job["sandbox"] == sandbox.NAMESPACES:
+        if job["sandbox"] == SANDBOX_NAMESPACES:
             sandbox.enter(job, gpu=job["device"].startswith("cuda"))  # returns in the worker alone
         sandbox_s = time.perf_counter() - started
     except Exception as exc:
-        reporter.send(event=HARNESS_ERROR, message=f"{type(exc).__name__}: {exc}")
+        reporter.send(event=Event.HARNESS_ERROR, message=f"{type(exc).__name__}: {exc}")
         raise
     run_child(job, info, reporter, control_fd, sandbox_s)
 
@@ -122,12 +126,12 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     lock_down(job)
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks into stderr.txt, for Evaluator.dump_stacks
     resumes.install()  # the timing's estimate tells a frozen call from a slow one
-    reporter.send(event=READY, sandbox_s=sandbox_s)
+    reporter.send(event=Event.READY, sandbox_s=sandbox_s)
     import torch
 
+    from kbx.sandbox import cases as case_tools
     from kbx.tasks.inputs import make_generator
     from kbx.tasks.spec import FIXED
-    from kbx.sandbox import cases as case_tools
 
     if job.get("timing"):
         import kbx.sandbox.timing  # noqa: F401 - captures the timing functions before the candidate can touch them
@@ -136,7 +140,7 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     _fast_saves()
     device = job["device"]
     spec = info.spec
-    if read_command(control_fd) != "check":  # the driver says when this worker may use the GPU
+    if read_command(control_fd) != Command.CHECK:  # the driver says when this worker may use the GPU
         return
     inputs_started = time.perf_counter()
     plan = [(c, s) for c in info.all_cases() if c.name in set(job["cases"]) for s in job["seeds"][c.name]]
@@ -149,18 +153,18 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     except Exception as exc:  # before any candidate code, so never the kernel's fault: out of memory on a
         # shared GPU (an H100 with 16 workers raised AcceleratorError, not OutOfMemoryError), a task's bug
         first_line = (str(exc).strip().splitlines() or [""])[0]
-        reporter.send(event=HARNESS_ERROR, message=f"making the task's inputs: {type(exc).__name__}: {first_line}")
+        reporter.send(event=Event.HARNESS_ERROR, message=f"making the task's inputs: {type(exc).__name__}: {first_line}")
         return
 
     inputs_s = time.perf_counter() - inputs_started
-    reporter.send(event=CANDIDATE)  # from here on, whatever happens to this process is the candidate's doing
+    reporter.send(event=Event.CANDIDATE)  # from here on, whatever happens to this process is the candidate's doing
     counter = LaunchCounter()
     counter.install()
     started = time.perf_counter()
     entry, failure = _import_candidate(spec.entry)
     compile_s = time.perf_counter() - started
     if failure:
-        reporter.send(event="checked", stage_status=failure[0], error_type=failure[1], message=failure[2],
+        reporter.send(event=Event.CHECKED, stage_status=failure[0], error_type=failure[1], message=failure[2],
                       inputs_s=inputs_s, compile_s=compile_s, check_s=0.0, launches=0)  # fmt: skip
         return
 
@@ -173,9 +177,9 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     counter.install()
     ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
-    reporter.send(event="checked", stage_status="ran", error_type="", message="", inputs_s=inputs_s,
+    reporter.send(event=Event.CHECKED, stage_status=STAGE_RAN, error_type="", message="", inputs_s=inputs_s,
                   compile_s=compile_s, check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
-    if job.get("timing") and read_command(control_fd) == "time":
+    if job.get("timing") and read_command(control_fd) == Command.TIME:
         time_shapes(entry, info, job, reporter, control_fd, save, counter)
 
 
@@ -184,17 +188,17 @@ def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, sav
     from kbx.sandbox.timing import time_perf_shapes
 
     def enter(shape: str, estimate_ms: float) -> bool:
-        reporter.send(event=PREPARED, shape=shape, estimate_ms=estimate_ms)
-        return read_command(control_fd) == MEASURE
+        reporter.send(event=Event.PREPARED, shape=shape, estimate_ms=estimate_ms)
+        return read_command(control_fd) == Command.MEASURE
 
     def leave(row: dict) -> None:
-        reporter.send(event=MEASURED, row=row)
+        reporter.send(event=Event.MEASURED, row=row)
 
     started = time.perf_counter()
     rows, outputs = time_perf_shapes(entry, info, job["device"], job["timing"], lambda: counter.launches, enter, leave)
-    reporter.send(event="timed", rows=rows, time_s=time.perf_counter() - started)
+    reporter.send(event=Event.TIMED, rows=rows, time_s=time.perf_counter() - started)
     save(outputs, PERF_OUTPUTS_FILE)  # torch.save as captured before the candidate was imported
-    reporter.send(event="saved")
+    reporter.send(event=Event.SAVED)
 
 
 def _fast_saves() -> None:

@@ -31,6 +31,7 @@ import sys
 import time
 import traceback
 
+from kbx.protocol import JudgeOp
 from kbx.sandbox.process_exit import exit_at_once
 
 MAX_CACHED_TASKS = 4  # reference outputs (perf shapes' excepted) of this many tasks stay cached (LRU), per judge
@@ -63,10 +64,10 @@ class Judge:
     def expected(self, info, case, seed: int):
         import torch
 
-        from kbx.rules.compare import EXCEPTION_KEY
+        from kbx.contract.compare import EXCEPTION_KEY
+        from kbx.sandbox.cases import to_plain, with_state
         from kbx.tasks.inputs import make_generator
         from kbx.tasks.spec import PERF
-        from kbx.sandbox.cases import to_plain, with_state
 
         key = (info.id, info.spec.version, self.device)
         per_task = self.refs.setdefault(key, {})
@@ -90,30 +91,30 @@ class Judge:
 
     def handle(self, req: dict) -> dict:
         op = req.get("op")
-        if op == "ping":
+        if op == JudgeOp.PING:
             return {"ok": True, "startup_s": self.startup_s}
-        if op == "load":
+        if op == JudgeOp.LOAD:
             self.loaded = (req["outputs"], self.read(req["outputs"], mmap=bool(req.get("mmap"))))
             return {"ok": True}
-        if op == "compare":
+        if op == JudgeOp.COMPARE:
             return self.compare(req)
-        if op == "compare_perf":
+        if op == JudgeOp.COMPARE_PERF:
             return self.compare_perf(req)
-        if op == "baseline_prepare":
+        if op == JudgeOp.BASELINE_PREPARE:
             return self.baseline_prepare(req)
-        if op == "baseline_measure":
+        if op == JudgeOp.BASELINE_MEASURE:
             return self.baseline_measure(req)
-        if op == "quiet":
+        if op == JudgeOp.QUIET:
+            from kbx.contract.timing_policy import TimingPolicy
             from kbx.sandbox.timing import wait_until_quiet
-            from kbx.rules.timing_policy import TimingPolicy
 
             quiet, wait_ms = wait_until_quiet(TimingPolicy(**req["timing"]))
             return {"quiet": quiet, "wait_ms": wait_ms}
         return {"error": f"unknown op {op!r}"}
 
     def baseline_prepare(self, req: dict) -> dict:
+        from kbx.contract.timing_policy import TimingPolicy
         from kbx.sandbox.timing import prepare_shape
-        from kbx.rules.timing_policy import TimingPolicy
 
         info = self.task(req["task"], req.get("digest", ""))
         case = next(c for c in info.spec.perf if c.name == req["shape"])
@@ -150,8 +151,8 @@ class Judge:
                                                                                         self.device, expected))  # fmt: skip
 
     def _judge_file(self, req: dict, judge) -> dict:
-        from kbx.sandbox.judging import Verdict
         from kbx.core.record import Status
+        from kbx.sandbox.judging import Verdict
 
         info = self.task(req["task"], req.get("digest", ""))
         path, payload = self.loaded
@@ -185,7 +186,7 @@ def warm_up(device: str) -> dict[str, float]:
         return {}
     import torch
 
-    from kbx.rules.compare import compare
+    from kbx.contract.compare import compare
     from kbx.tasks.inputs import make_generator
     from kbx.tasks.spec import Tolerance
 

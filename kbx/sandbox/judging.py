@@ -11,7 +11,7 @@ import dataclasses
 
 import torch
 
-from kbx.rules.compare import EXCEPTION_KEY, PASS, Outcome, compare, structure_matches
+from kbx.contract.compare import EXCEPTION_KEY, PASS, Outcome, compare, structure_matches
 from kbx.core.record import Mismatch, Status
 from kbx.tasks.spec import TaskInfo
 

@@ -34,10 +34,7 @@ import pwd
 import signal
 import sys
 
-NAMESPACES = "namespaces"  # eval.sandbox: the mode this module provides
-NONE = "none"  # eval.sandbox=none: candidates run without it (every record says so)
-MODES = (NAMESPACES, NONE)
-SANDBOX_ENV = "KBX_SANDBOX"  # tells the zygote which mode to fork its workers for
+from kbx.protocol import SANDBOX_NAMESPACES
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -361,7 +358,7 @@ def _inside_checks(job_dir: str, tasks_dir: str) -> dict:
 def main() -> None:
     """`python -m kbx.sandbox.namespaces [--gpu]`: print the probe's verdict as JSON, exit 0 if usable."""
     reason = probe(gpu="--gpu" in sys.argv)
-    print(json.dumps({"sandbox": NAMESPACES, "available": not reason, "reason": reason}))
+    print(json.dumps({"sandbox": SANDBOX_NAMESPACES, "available": not reason, "reason": reason}))
     sys.exit(0 if not reason else 1)
 
 

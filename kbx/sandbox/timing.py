@@ -38,11 +38,11 @@ from collections.abc import Callable
 
 import torch
 
+from kbx.contract.timing_policy import TimingPolicy
 from kbx.core import telemetry
-from kbx.rules.timing_policy import TimingPolicy
-from kbx.tasks.inputs import make_generator
 from kbx.sandbox import resumes
 from kbx.sandbox.cases import to_plain, with_state
+from kbx.tasks.inputs import make_generator
 
 # Captured at import, before any candidate code runs: kbx calls these, never the attributes a
 # candidate could replace (and a replacement is noticed). Tests substitute fakes for them.

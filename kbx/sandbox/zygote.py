@@ -29,9 +29,10 @@ import selectors
 import signal
 import sys
 
+from kbx.protocol import SANDBOX_ENV, SANDBOX_NAMESPACES, Event, ZygoteOp
 from kbx.sandbox import freezer
+from kbx.sandbox.namespaces import IsolatedForker, view_plan
 from kbx.sandbox.process_exit import exit_at_once
-from kbx.sandbox.namespaces import NAMESPACES, SANDBOX_ENV, IsolatedForker, view_plan
 
 CHILD_INTERNAL_ERROR = 70  # exit code when kbx's own child code fails, not the candidate
 POLL_S = 0.05
@@ -77,26 +78,26 @@ class Zygote:
 
     def _handle(self, msg: dict) -> None:
         op = msg["op"]
-        if op == "spawn":
+        if op == ZygoteOp.SPAWN:
             self._spawn(msg["job"])
-        elif op == "send" and msg["id"] in self.children:
+        elif op == ZygoteOp.SEND and msg["id"] in self.children:
             try:
                 os.write(self.children[msg["id"]]["control_w"], msg["text"].encode() + b"\n")
             except OSError:
                 pass  # the child is gone; its exit event follows
-        elif op == "kill" and msg["id"] in self.children:
+        elif op == ZygoteOp.KILL and msg["id"] in self.children:
             _kill_group(self.children[msg["id"]]["pid"])
-        elif op == "freeze":
+        elif op == ZygoteOp.FREEZE:
             self.frozen |= freezer.freeze([c["pid"] for c in self.children.values()])
-            self.emit(id="", event="frozen", token=msg.get("token", 0), processes=len(self.frozen))
-        elif op == "release" and msg["id"] in self.children:
+            self.emit(id="", event=Event.FROZEN, token=msg.get("token", 0), processes=len(self.frozen))
+        elif op == ZygoteOp.RELEASE and msg["id"] in self.children:
             pid = self.children[msg["id"]]["pid"]
             freezer.thaw({pid} & self.frozen)
             self.frozen.discard(pid)
-        elif op == "thaw":
+        elif op == ZygoteOp.THAW:
             freezer.thaw(self.frozen)
             self.frozen = set()
-        elif op == "signal" and msg["id"] in self.children:
+        elif op == ZygoteOp.SIGNAL and msg["id"] in self.children:
             try:
                 os.kill(self.children[msg["id"]]["pid"], int(msg["signum"]))
             except (ProcessLookupError, PermissionError):
@@ -105,7 +106,7 @@ class Zygote:
     def _spawn(self, job: dict) -> None:
         event_r, event_w = os.pipe()
         control_r, control_w = os.pipe()
-        if job.get("sandbox") == NAMESPACES:
+        if job.get("sandbox") == SANDBOX_NAMESPACES:
             view_plan(job)  # computed once here, inherited by every fork
         pid = self.fork()
         if pid == 0:  # child
@@ -130,7 +131,7 @@ class Zygote:
         self.children[job["id"]] = {"pid": pid, "event_r": event_r, "control_w": control_w, "buf": b""}
         self.by_pid[pid] = job["id"]
         self.selector.register(event_r, selectors.EVENT_READ, job["id"])
-        self.emit(id=job["id"], event="spawned", pid=pid)
+        self.emit(id=job["id"], event=Event.SPAWNED, pid=pid)
 
     def _all_child_fds(self) -> list[int]:
         return [fd for c in self.children.values() for fd in (c["event_r"], c["control_w"]) if fd >= 0]
@@ -155,7 +156,7 @@ class Zygote:
                 if not isinstance(event, dict):
                     raise ValueError("not an object")
             except ValueError:
-                event = {"event": "garbled", "text": line[:200].decode(errors="replace")}
+                event = {"event": Event.GARBLED, "text": line[:200].decode(errors="replace")}
             event.pop("id", None)
             self.emit(id=job_id, **event)
         return True
@@ -182,7 +183,7 @@ class Zygote:
             del self.children[job_id]
             self.emit(
                 id=job_id,
-                event="exit",
+                event=Event.EXIT,
                 code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1,
                 signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0,
             )
@@ -215,13 +216,13 @@ def main() -> None:
     # handler must not kill it: children inherit this until kbx.sandbox.child registers faulthandler.
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     fork = os.fork
-    if os.environ.get(SANDBOX_ENV) == NAMESPACES:  # before any import can start a thread
+    if os.environ.get(SANDBOX_ENV) == SANDBOX_NAMESPACES:  # before any import can start a thread
         fork = IsolatedForker().fork
     import torch  # noqa: F401 - pre-import so every fork starts warm
     import triton  # noqa: F401
 
-    import kbx.tasks  # noqa: F401
     import kbx.sandbox.child  # noqa: F401
+    import kbx.tasks  # noqa: F401
 
     Zygote(protocol_fd, fork).serve()
     exit_at_once()

@@ -70,7 +70,7 @@ def within(what: str, error: float, bound: float) -> str:
 def within_terms(what: str, got: torch.Tensor, exact: torch.Tensor, floor: torch.Tensor, terms: torch.Tensor,
                  per_term: float) -> str:  # fmt: skip
     """For outputs that cancel (a dot product of two rows, a short convolution): each element may be
-    off by the larger of `floor` (the task tolerance's allowance, kbx.rules.compare.allowance) and
+    off by the larger of `floor` (the task tolerance's allowance, kbx.contract.compare.allowance) and
     `per_term` x `terms`, the sum of the magnitudes of the products it adds up, where a product's
     rounding error lives. The tolerance's allowance scales with the output's own size and collapses
     where the terms cancel: an honest TF32 kernel then fails (8x the TF32 rule on a 64-term row dot

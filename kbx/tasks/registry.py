@@ -22,6 +22,7 @@ import os
 import re
 from pathlib import Path
 
+from kbx.core.errors import TaskError
 from kbx.tasks.spec import CASE_KINDS, CATEGORIES, PERF, Task, TaskInfo
 
 TASK_FILE = "task.py"
@@ -35,9 +36,6 @@ KNOWN_DTYPES = {
     "int8", "uint8", "int16", "int32", "int64", "bool",
 }  # fmt: skip
 
-
-class TaskError(ValueError):
-    """A task definition is malformed, duplicated, or a requested task does not exist."""
 
 
 def default_tasks_dir() -> Path:

@@ -14,8 +14,8 @@ import logging
 from collections.abc import Callable
 
 from kbx.driver.inflight import InFlightJournal
-from kbx.tracking.tracker import Tracker
 from kbx.tracking.thread import TrackingThread
+from kbx.tracking.tracker import Tracker
 
 log = logging.getLogger("kbx")
 

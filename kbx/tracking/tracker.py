@@ -32,14 +32,14 @@ import socket
 import time
 from pathlib import Path
 
-from kbx.tracking import ui_links
+from kbx.contract.timing_policy import TELEMETRY_FIELDS
 from kbx.core import roofline
 from kbx.core import telemetry as telemetry_names
+from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.core.secrets import redact
-from kbx.rules.timing_policy import TELEMETRY_FIELDS
-from kbx.core.hardware import Hardware
 from kbx.methods.loop import Judged, TaskResult
+from kbx.tracking import ui_links
 
 log = logging.getLogger("kbx")
 

@@ -6,16 +6,16 @@ fp32 convolutions in TF32 through cuDNN and Triton's tl.dot uses TF32 by default
 1e-5 demanded cuDNN-identical rounding. kbx adds a dilation case and a case mixing groups, bias and
 per-axis parameters. Perf shapes scale upstream's family (x (2, 2^(i-1), 16, 16), Cout 2^i) to a
 batch of 2^(i-4) at i = 9..11, where the work exceeds launch overhead. Outputs up to 2^16 elements
-are judged against float64, with an error allowed from each element's terms (kbx.rules.terms): the
+are judged against float64, with an error allowed from each element's terms (kbx.contract.terms): the
 outlier case's large products, truncated to TF32, failed an honest expert on 9 of 1,000 seeds under
 the tolerance alone.
 """
 
 import torch
 
+from kbx.contract.terms import magnitudes, terms_check
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
-from kbx.rules.terms import magnitudes, terms_check
 
 # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 3.8x the 1x allowance; x8 leaves 2x headroom
 TOLERANCE = matmul_tolerance(8)

@@ -4,15 +4,15 @@ kbx departures: the fp32 comparison allows TF32-level error (matmul_tolerance), 
 convolution uses TF32 by default and upstream's 1e-5 demanded cuDNN-identical numerics. Upstream's fixed
 cases drew their inputs at random (here seeded cases of the same shapes); out= is never passed (inputs
 are read-only to a kernel here). Perf shapes are x (16, 16, h, h) with h = 128..1024. Outputs up to 2^16 elements are judged against
-float64, with an error allowed from each element's terms (kbx.rules.terms): the outlier case's large
+float64, with an error allowed from each element's terms (kbx.contract.terms): the outlier case's large
 products, truncated to TF32, failed an honest expert on 2 of 1,000 seeds under the tolerance alone.
 """
 
 import torch.nn.functional as F
 
+from kbx.contract.terms import magnitudes, terms_check
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
-from kbx.rules.terms import magnitudes, terms_check
 
 # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 2.0x the 1x allowance; x5 leaves 2x headroom
 TOLERANCE = matmul_tolerance(5)

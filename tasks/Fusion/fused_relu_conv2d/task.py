@@ -4,15 +4,14 @@ kbx departure: the fp32 comparison allows TF32-level error (matmul_tolerance), s
 cuDNN convolution uses TF32 by default and upstream's 1e-5 demanded cuDNN-identical numerics.
 Upstream's fixed cases drew their inputs with torch.randn; here they are seeded draws of the same shapes.
 Outputs up to 2^16 elements are judged against float64, with an error allowed from the terms' size
-where a short convolution cancels (kbx.rules.terms).
+where a short convolution cancels (kbx.contract.terms).
 """
 
-import torch
 import torch.nn.functional as F
 
+from kbx.contract.terms import magnitudes, terms_check
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
-from kbx.rules.terms import magnitudes, terms_check
 
 # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 2.0x the 1x allowance; x5 leaves 2x headroom
 TOLERANCE = matmul_tolerance(5)

@@ -11,7 +11,7 @@ bound from its terms' size where the dot product cancels (kbx.tasks.identities.w
 
 import torch
 
-from kbx.rules.compare import allowance
+from kbx.contract.compare import allowance
 from kbx.tasks import FIXED, OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.identities import within_terms
 from kbx.tasks.inputs import literal, rand_tensor

@@ -1,4 +1,4 @@
-"""`python -m kbx.tasks [--json] [--category C]` lists tasks; `check` self-checks them; `audit` audits tolerances;
+"""`python -m kbx.quality [--json] [--category C]` lists tasks; `check` self-checks them; `audit` audits tolerances;
 `memory` measures their peak GPU memory (on a GPU) for the evaluator's admission."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ AUDIT_CPU_THREADS = 1
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kbx.tasks", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m kbx.quality", description=__doc__)
     parser.add_argument("command", nargs="?", choices=["list", "check", "audit", "memory"], default="list")
     parser.add_argument("--json", action="store_true", help="print one JSON record per task (list)")
     parser.add_argument("--category", default="all", help="only this category (case-insensitive)")
@@ -36,13 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         tasks = select(discover(), args.task, args.category)
     except TaskError as exc:
-        print(f"kbx.tasks: error: {exc}", file=sys.stderr)
+        print(f"kbx.quality: error: {exc}", file=sys.stderr)
         return 2
     if args.command == "check":
         return run_check(tasks, perf=args.perf)
     if args.command == "audit":
         if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
-            print(f"kbx.tasks: error: --out {args.out}: its directory does not exist", file=sys.stderr)
+            print(f"kbx.quality: error: --out {args.out}: its directory does not exist", file=sys.stderr)
             return 2
         perf_shapes = MAX_PERF_SHAPES if args.perf else int(args.first_perf)
         return run_audit(tasks, args.device, perf_shapes, not args.no_tf32, args.out, max(1, args.jobs), argv)
@@ -79,11 +79,11 @@ def run_memory(tasks, device: str) -> int:
     name; on an otherwise idle GPU, since the context's share is read from the device's used memory."""
     import torch
 
-    from kbx.driver.memory import PEAKS_PATH, SIDES, measure, save_peaks
     from kbx.core.telemetry import Telemetry
+    from kbx.driver.memory import PEAKS_PATH, SIDES, measure, save_peaks
 
     if not (device.startswith("cuda") and torch.cuda.is_available()):
-        print("kbx.tasks: error: memory measures GPU memory: run it with --device cuda on a GPU", file=sys.stderr)
+        print("kbx.quality: error: memory measures GPU memory: run it with --device cuda on a GPU", file=sys.stderr)
         return 2
     index = torch.device(device).index or 0
     name = Telemetry(index).name() or torch.cuda.get_device_name(index)
@@ -139,7 +139,7 @@ def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: 
     from kbx.quality.audit_report import render
 
     if device.startswith("cuda") and not torch.cuda.is_available():
-        print("kbx.tasks: error: --device cuda needs a CUDA GPU", file=sys.stderr)
+        print("kbx.quality: error: --device cuda needs a CUDA GPU", file=sys.stderr)
         return 2
     rows = []
     # spawned workers: a forked child cannot use a CUDA context its parent may already hold
@@ -154,7 +154,7 @@ def run_audit(tasks, device: str, perf_shapes: int, tf32: bool, out: str, jobs: 
     scope = f"{len(tasks)} tasks; correctness cases, {perf}" + ("" if tf32 else "; TF32 model off")
     if out:
         title, where = audit_device(device)
-        command = " ".join(["python -m kbx.tasks", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
+        command = " ".join(["python -m kbx.quality", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
         text = render(rows, where, scope, torch.__version__, command=command, title=title)
         tmp = f"{out}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import torch
 
-from kbx.rules.compare import allowance
+from kbx.contract.compare import allowance
 from kbx.tasks.identities import within_terms
 from kbx.tasks.spec import Call, Tolerance
 
