@@ -28,7 +28,8 @@ from kbx.tracking.ui_links import tasks_experiment
 ROLE_TAG = "kbx.role"
 PARENT_TAG = "mlflow.parentRunId"
 STATUS_TAG = "kbx.status"
-UNJUDGED = ("harness_error", "quarantined")  # kbx.core.record.Status values that are no verdict
+CACHE_REPLAY_TAG = "kbx.cache_replay"  # a job run's: "true" when every LLM answer came from the cache
+UNJUDGED = ("harness_error", "quarantined", "llm_error")  # kbx.core.record.Status values that are no verdict
 DEFAULT_STORE = Path("mlruns") / "mlflow.db"  # kbx's default, relative to the working directory
 PAGE_SIZE = 50_000  # MLflow's SEARCH_MAX_RESULTS_THRESHOLD: the largest page search_runs serves
 ROUND_KEYS = ("round_compiled", "round_correct", "round_speedup", "round_runtime_ms", "round_baseline_ms", "attempts")
@@ -36,13 +37,17 @@ BEST_KEYS = ("compiled", "correct", "speedup", "runtime_ms", "baseline_ms")  # w
 METRIC_KEYS = ROUND_KEYS + BEST_KEYS
 TASK_PARAMS = ("task", "category", "task_version", "method", "hardware")
 JOB_PARAMS = ("gpu_name", "device", "iteration", "suite_version", "kbx_version", "config_hash", "torch_version",
-              "public_seeds", "secret_seed")  # fmt: skip
+              "public_seeds", "secret_seed", "llm_model", "llm_settings")  # fmt: skip
 UNKNOWN = "unknown"  # a parameter an older run did not log
 COLUMNS = (
     "experiment", "job_run_id", "run_id", "method", "task", "category", "task_version", "hardware", "gpu_name",
     "device", "seed", "round", "final", "status", *METRIC_KEYS, "timed", "suite_version", "kbx_version",
-    "config_hash", "torch_version", "iteration",
+    "config_hash", "torch_version", "iteration", "model", "llm_settings", "cache_replay",
 )  # fmt: skip
+# What tells jobs of one method name apart: the LLM (kbx.job.llm_job: llm_model) and the hash of the settings
+# that decide its answers (llm_settings). Where one method name covers several, `method` names them too.
+VARIANT_KEYS = ("model", "llm_settings")
+SETTINGS_LABEL_CHARS = 6
 
 
 class AnalysisError(Exception):
@@ -59,6 +64,7 @@ class Selection:
     filter: str
     job_run_ids: tuple[str, ...]
     n_task_runs: int
+    n_replays_left_out: int = 0  # task runs of cache-replay jobs whose answers another run in the selection judged
 
 
 def default_tracking_uri() -> str:
@@ -94,9 +100,9 @@ def load(tracking_uri: str, experiment: str, filter_string: str = "", bulk: bool
     jobs = jobs[jobs["run_id"].isin(set(tasks["parent"]))]
     run_ids = list(tasks["run_id"])
     history = _histories_sql(store, ids, run_ids) if store else _histories(client, run_ids)
-    frame = _tidy(tasks, jobs, history, experiment)
+    frame, replays = drop_replays(_tidy(tasks, jobs, history, experiment))
     selection = Selection(tracking_uri, experiment, found.experiment_id, filter_string,
-                          tuple(sorted(jobs["run_id"])), int(len(tasks)))  # fmt: skip
+                          tuple(sorted(jobs["run_id"])), int(len(tasks)), replays)  # fmt: skip
     return frame, selection
 
 
@@ -108,13 +114,15 @@ def _search(client, experiment_ids: list[str], filter_string: str) -> pd.DataFra
         for run in page:
             tags, params = run.data.tags, run.data.params
             row = {"run_id": run.info.run_id, "experiment_id": str(run.info.experiment_id), "role": tags.get(ROLE_TAG, ""),
-                   "parent": tags.get(PARENT_TAG, ""), "status": tags.get(STATUS_TAG, "")}  # fmt: skip
+                   "parent": tags.get(PARENT_TAG, ""), "status": tags.get(STATUS_TAG, ""),
+                   "cache_replay": tags.get(CACHE_REPLAY_TAG, "")}  # fmt: skip
             row.update({f"p.{k}": params[k] for k in TASK_PARAMS + JOB_PARAMS if k in params})
             rows.append(row)
         token = page.token
         if not token:
             break
-    frame = pd.DataFrame(rows, columns=None if rows else ["run_id", "experiment_id", "role", "parent", "status"])
+    frame = pd.DataFrame(rows, columns=None if rows else ["run_id", "experiment_id", "role", "parent", "status",
+                                                          "cache_replay"])  # fmt: skip
     return frame
 
 
@@ -140,14 +148,14 @@ def _search_sql(store, experiment_ids: list[str]) -> pd.DataFrame:
     in_experiments = SqlRun.experiment_id.in_([int(i) for i in experiment_ids])
     active = select(SqlRun.run_uuid, SqlRun.experiment_id).where(in_experiments, SqlRun.lifecycle_stage == "active")
     tags = select(SqlTag.run_uuid, SqlTag.key, SqlTag.value).join(SqlRun, SqlRun.run_uuid == SqlTag.run_uuid)
-    tags = tags.where(in_experiments, SqlTag.key.in_((ROLE_TAG, PARENT_TAG, STATUS_TAG)))
+    tags = tags.where(in_experiments, SqlTag.key.in_((ROLE_TAG, PARENT_TAG, STATUS_TAG, CACHE_REPLAY_TAG)))
     params = select(SqlParam.run_uuid, SqlParam.key, SqlParam.value).join(SqlRun, SqlRun.run_uuid == SqlParam.run_uuid)
     params = params.where(in_experiments, SqlParam.key.in_(TASK_PARAMS + JOB_PARAMS))
     with store.ManagedSessionMaker() as session:
         fetch = session.connection().execute
         ids, tag_rows, param_rows = (fetch(q).cursor.fetchall() for q in (active, tags, params))
     frame = pd.DataFrame.from_records(ids, columns=["run_id", "experiment_id"]).astype({"experiment_id": str})
-    names = {ROLE_TAG: "role", PARENT_TAG: "parent", STATUS_TAG: "status"}
+    names = {ROLE_TAG: "role", PARENT_TAG: "parent", STATUS_TAG: "status", CACHE_REPLAY_TAG: "cache_replay"}
     for rows, rename in ((tag_rows, names), (param_rows, None)):
         long = pd.DataFrame.from_records(rows, columns=["run_id", "key", "value"])
         wide = long.pivot(index="run_id", columns="key", values="value")
@@ -201,19 +209,47 @@ def _tidy(tasks: pd.DataFrame, jobs: pd.DataFrame, history: pd.DataFrame, experi
     meta = tasks.rename(columns={"parent": "job_run_id"})
     meta = meta[["run_id", "job_run_id", "status", *[f"p.{k}" for k in TASK_PARAMS if f"p.{k}" in meta]]]
     job_meta = jobs.rename(columns={"run_id": "job_run_id"})
-    job_meta = job_meta[["job_run_id", *[f"p.{k}" for k in JOB_PARAMS if f"p.{k}" in job_meta]]]
+    job_meta = job_meta[["job_run_id", "cache_replay", *[f"p.{k}" for k in JOB_PARAMS if f"p.{k}" in job_meta]]]
     frame = meta.merge(job_meta, on="job_run_id", how="left")
     frame.columns = [c.removeprefix("p.") for c in frame.columns]
     for key in TASK_PARAMS + JOB_PARAMS:
         frame[key] = frame[key].fillna(UNKNOWN) if key in frame else UNKNOWN
     frame = _fill_rounds(frame, wide)
     frame["experiment"] = experiment
+    frame["model"], frame["cache_replay"] = frame["llm_model"], frame["cache_replay"].eq("true")
+    frame["method"] = variant_labels(frame)
     frame["seed"] = frame["public_seeds"].astype(str) + "+" + frame["secret_seed"].astype(str)
     frame["timed"] = frame["round_speedup"].notna()  # the round's own attempt was timed
     last = frame.groupby("run_id")["round"].transform("max")
     frame["final"] = frame["round"] == last
     frame = frame[list(COLUMNS)].sort_values(["method", "hardware", "task", "seed", "run_id", "round"], kind="stable")
     return frame.reset_index(drop=True)
+
+
+def variant_labels(frame: pd.DataFrame) -> pd.Series:
+    """The method column the reports group by: the method's name, with its model where one name covers
+    several models, and its settings hash where one name and model cover several settings, e.g.
+    "oneshot (openai/gpt-4o-mini, 3f2a1c)". Jobs that differ in what decides the answers never pool."""
+    method, model = frame["method"].astype(str), frame["model"].astype(str)
+    settings = frame["llm_settings"].astype(str).str[:SETTINGS_LABEL_CHARS]
+    many_models = frame.groupby("method", observed=True)["model"].transform("nunique") > 1
+    many_settings = frame.groupby(["method", "model"], observed=True)["llm_settings"].transform("nunique") > 1
+    extra = pd.Series("", index=frame.index).mask(many_models, model)
+    extra = extra.mask(many_settings, extra.where(extra == "", extra + ", ") + settings)
+    return method.where(extra == "", method + " (" + extra + ")")
+
+
+def drop_replays(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The frame less the task runs of cache-replay jobs whose answers a job that asked the LLM also
+    judged here (same method, model, settings, task and hardware): the same answers, counted once.
+    A replay with no such job stays, marked by its `cache_replay` column. Returns (frame, task runs left out)."""
+    if frame.empty or not frame["cache_replay"].any():
+        return frame, 0
+    key = ["method", *VARIANT_KEYS, "task", "hardware"]
+    asked = frame.loc[~frame["cache_replay"], key].drop_duplicates()
+    hit = frame[key].merge(asked.assign(_asked=True), on=key, how="left")["_asked"].fillna(False).to_numpy(bool)
+    out = frame["cache_replay"].to_numpy(bool) & hit
+    return frame[~out].reset_index(drop=True), int(frame.loc[out, "run_id"].nunique())
 
 
 def _fill_rounds(meta: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:

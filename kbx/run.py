@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import hydra
 from omegaconf import DictConfig
@@ -18,21 +19,37 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    from kbx.core.errors import EXIT_USER_ERROR, USER_ERRORS
+    from kbx.core.errors import USER_ERRORS
     from kbx.core.interrupt import exit_interrupted
     from kbx.job.runner import Interrupted, Job
     from kbx.llm.keys import refuse_key_on_command_line
 
     try:
         refuse_key_on_command_line(HydraConfig.get().overrides.task)
-        Job.prepare(cfg, Path.cwd()).run()
+        job = Job.prepare(cfg, Path.cwd())
     except USER_ERRORS as exc:
-        logging.getLogger("kbx").error("%s", exc)
-        print(f"kbx: error: {exc}", file=sys.stderr)
-        sys.exit(EXIT_USER_ERROR)
+        user_error(exc)
+    except KeyboardInterrupt:  # in the checks (the LLM preflight may wait): nothing was started or recorded
+        exit_interrupted("kbx: interrupted before any task started; nothing was recorded")
+    try:
+        job.run()
+    except USER_ERRORS as exc:
+        user_error(exc)
     except Interrupted as exc:
         logging.shutdown()
         exit_interrupted(f"kbx: interrupted: {exc}")  # the evaluator is closed already, the run marked KILLED
+
+
+def user_error(exc: Exception) -> NoReturn:
+    """One line on the console (Hydra's console handler would repeat a logged line: it goes to the job's log file)."""
+    from kbx.core.errors import EXIT_USER_ERROR
+
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(logging.makeLogRecord({"name": "kbx", "levelno": logging.ERROR, "levelname": "ERROR",
+                                                  "msg": str(exc)}))  # fmt: skip
+    print(f"kbx: error: {exc}", file=sys.stderr)
+    sys.exit(EXIT_USER_ERROR)
 
 
 def preflight_multirun(argv: list[str]) -> str:

@@ -78,8 +78,8 @@ def roles_script(fail_first_judge: bool = False):
 class ScriptedServer(_Server):
     """The scripted server, answering `fix_after_error` unless told otherwise."""
 
-    def __init__(self, answer: Callable[[list[dict], int], str | int] = fix_after_error, latency_s: float = 0.0):
-        super().__init__(answer, latency_s)
+    def __init__(self, answer: Callable[[list[dict], int], object] = fix_after_error, latency_s: float = 0.0, **kw):
+        super().__init__(answer, latency_s, **kw)
 
 
 if __name__ == "__main__":  # manual use: python tests/llm_server.py  (serves until interrupted)

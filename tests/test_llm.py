@@ -100,11 +100,13 @@ def test_client_cache_modes_and_provider_errors(tmp_path):
         other = client(srv, tmp_path, cache="auto").complete(msgs, sample=1)  # another sample, another entry
         assert other.text == "answer 3"
         assert srv.requests[0]["auth"] == f"Bearer {KEY}"
-    replay = client(None, tmp_path, cache="replay")  # server stopped: no network needed
+    replay = client(None, tmp_path, cache="replay", api_base=srv.base)  # server stopped: no network needed
     replay.preflight()
     assert replay.complete(msgs).text == "answer 2" and replay.complete(msgs, sample=1).text == "answer 3"
     with pytest.raises(LLMError, match="no stored response"):
         replay.complete(msgs, temperature=0.5)
+    with pytest.raises(LLMError, match="no stored response"):  # recorded from another server: not its answer
+        client(None, tmp_path, cache="replay").complete(msgs)
     stored = "\n".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
     assert KEY not in stored
 
@@ -200,15 +202,16 @@ def test_iterative_feeds_the_error_back_then_replays_offline(evaluator, tmp_path
     assert [c.round for c in result.calls] == [0, 1] and all(c.call.prompt_tokens > 0 for c in result.calls)
 
     # the server is stopped: replay gives the same completions, hence the same kernels and verdicts
-    replayed = build_iterative(**context(client(None, tmp_path, cache="replay")), feedback="E", history="last")
+    offline = {"cache": "replay", "api_base": srv.base}
+    replayed = build_iterative(**context(client(None, tmp_path, **offline)), feedback="E", history="last")
     (again,) = run_suite(replayed, [ADD], evaluator, rounds=2)
     assert [j.code for j in again.judged] == [j.code for j in result.judged]
     assert [j.record.status for j in again.judged] == [Status.SYNTAX_ERROR, Status.OK]
     assert all(c.call.cached for c in again.calls)
     assert [c.call.text for c in again.calls] == [c.call.text for c in result.calls]
     with pytest.raises(LLMError, match="no stored response"):  # a prompt never recorded
-        run_suite(build_iterative(**context(client(None, tmp_path, cache="replay")), feedback="G"), [ADD],
-                  evaluator, rounds=2)  # fmt: skip
+        run_suite(build_iterative(**context(client(None, tmp_path, **offline)), feedback="G"), [ADD], evaluator,
+                  rounds=2)  # fmt: skip
 
 
 def test_best_of_n_keeps_a_correct_sample_within_its_call_budget(evaluator, tmp_path):
@@ -229,7 +232,8 @@ def test_token_budget_and_a_provider_error_do_not_stop_the_run(evaluator, tmp_pa
         # first call (Math/add, round 0) fails with HTTP 500; the run goes on
         oneshot = build_oneshot(**context(client(srv, tmp_path)))
         add, gel = run_suite(oneshot, [ADD, gelu], evaluator, rounds=1, parallel=1)
-        assert add.calls[0].call.error and add.judged[0].record.status is Status.NO_CODE
+        assert add.calls[0].call.error and add.judged[0].record.status is Status.LLM_ERROR  # no answer: kbx's side
+        assert "scripted failure 500" in add.judged[0].record.reason and not add.judged[0].record.status.judged
         assert gel.judged[0].record.status is Status.SYNTAX_ERROR and not gel.calls[0].call.error
         # the token cap stops refinement once spent: one call (~100 prompt tokens) exceeds 50
         capped = build_iterative(**context(client(srv, tmp_path), max_tokens=50))

@@ -17,6 +17,12 @@ class Status(str, enum.Enum):
 
     OK = "ok"
     NO_CODE = "no_code"
+    # The LLM's answer stopped at its token limit (llm.max_tokens, or the server's context window) before
+    # its code was complete: not judged, and not a syntax error. Counted against the method (under its settings).
+    TRUNCATED = "truncated"
+    # Every LLM call for the task failed (HTTP error, timeout, server gone, prompt over the context window):
+    # no kernel to judge. kbx's side, like harness_error: left out of the rates, and redone on resume.
+    LLM_ERROR = "llm_error"
     UNKNOWN_TASK = "unknown_task"
     SYNTAX_ERROR = "syntax_error"
     NO_ENTRY = "no_entry"
@@ -42,9 +48,9 @@ class Status(str, enum.Enum):
 
     @property
     def judged(self) -> bool:
-        """A verdict on the kernel exists. Harness failures and quarantined attempts are counted
-        apart and left out of compile, correctness and speedup rates."""
-        return self not in (Status.HARNESS_ERROR, Status.QUARANTINED)
+        """A verdict on the kernel exists. Harness failures, quarantined attempts and tasks the LLM
+        never answered are counted apart and left out of compile, correctness and speedup rates."""
+        return self not in (Status.HARNESS_ERROR, Status.QUARANTINED, Status.LLM_ERROR)
 
     @property
     def compiled(self) -> bool:
@@ -58,6 +64,8 @@ class Status(str, enum.Enum):
 
 _NOT_COMPILED = {
     Status.NO_CODE,
+    Status.TRUNCATED,
+    Status.LLM_ERROR,
     Status.UNKNOWN_TASK,
     Status.SYNTAX_ERROR,
     Status.NO_ENTRY,

@@ -5,20 +5,23 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 
 EVERY_S = 30.0  # a status line this often
 STALL_S = 30.0  # an attempt this long in one stage is named as holding things up
 STACKS_AFTER_S = 120.0  # ...and once one has been stuck this long, every process's stacks are printed (once)
 
 
-def watch(evaluator, every_s: float = EVERY_S, out=sys.stderr, prefix: str = "kbx: ") -> threading.Event:
-    """Start printing `evaluator.progress()` every `every_s`; set the returned event to stop."""
+def watch(evaluator, every_s: float = EVERY_S, out=sys.stderr, prefix: str = "kbx: ",
+          also: Callable[[], str] | None = None) -> threading.Event:  # fmt: skip
+    """Start printing `evaluator.progress()` every `every_s`, and `also()` beside it (what else runs:
+    LLM calls in flight, so an idle evaluator does not read as an idle job); set the returned event to stop."""
     stop = threading.Event()
 
     def loop() -> None:
         dumped = False
         while not stop.wait(every_s):
-            lines = [prefix + evaluator.progress()]
+            lines = [prefix + (f"judging: {evaluator.progress()}; {also()}" if also else evaluator.progress())]
             stuck = [(task, phase, secs) for task, phase, secs in evaluator.in_flight() if secs > STALL_S]
             lines += [f"{prefix}  stalled {secs:.0f} s: {task} in '{phase}'" for task, phase, secs in stuck]
             print("\n".join(lines), file=out, flush=True)

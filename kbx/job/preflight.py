@@ -50,7 +50,7 @@ def check_config(cfg, root: Path) -> None:
         _check_writable(root / "mlruns", "the local MLflow store (set tracking_uri= to use another)")
     llm = cfg.get("llm")
     if llm is not None:
-        for key in ("timeout_s",):
+        for key in ("timeout_s", "preflight_timeout_s"):
             _positive(f"llm.{key}", llm.get(key))
         if "llm" in method_params(cfg.method) and str(llm.get("cache", "off")) != "off":
             cache = Path(str(llm.cache_dir))

@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import hashlib
 import inspect
+import json
 import logging
 import platform
 import sys
@@ -32,6 +33,15 @@ from kbx.driver.pool import open_evaluator
 from kbx.driver.ray_pool import RaySettings
 from kbx.driver.watch import watch
 from kbx.job import preflight
+from kbx.job.llm_job import (
+    LLM_ERROR_TAG,
+    NO_LLM,
+    build_llm,
+    llm_settings_hash,
+    llm_tags,
+    llm_totals,
+    repriced,
+)
 from kbx.job.summary import summarize, table
 from kbx.methods.loop import Judged, TaskResult, proposers, run_suite
 from kbx.protocol import SANDBOX_NAMESPACES, SANDBOX_NONE
@@ -135,9 +145,11 @@ class Job:
             todo = [todo[i] for i in costs.order([t.id for t in todo])] if costs else todo
             budget = self.llm.budget if self.llm is not None else None
             if budget is not None:  # tasks read back from a cut-short run count against the job's caps
+                done = {task_id: repriced(r, self.llm) for task_id, r in done.items()}
                 for call in (c.call for r in done.values() for c in r.calls):
                     budget.spend(call.cost_usd, call.tokens)
-            watching = watch(evaluator) if not sys.stderr.isatty() else threading.Event()  # a terminal has the bar
+            also = self.llm.in_flight if self.llm is not None else None
+            watching = watch(evaluator, also=also) if not sys.stderr.isatty() else threading.Event()  # a terminal has the bar
             with _Progress(budget.progress if budget else None) as progress, _stopping(watching):
                 fresh = run_suite(self.method, todo, evaluator, cfg.iteration.rounds,
                                   on_round_start=progress.start, on_record=progress.update, parallel=self.parallel(),
@@ -151,12 +163,18 @@ class Job:
             text = table(results)
             records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)
             llm = {**llm_totals(results), **self.budget_totals(fresh)} if self.llm is not None else {}
-            stopped = self.budget_stopped(fresh) if self.llm is not None else {}
+            tags = {**self.budget_stopped(fresh), **llm_tags(results, self.llm)} if self.llm is not None else {}
             files = {"config.yaml": self.resolved_yaml(), "records.jsonl": records + "\n", "summary.txt": text + "\n"}
-            tracking.finish(summary, files, extra=llm, late_params=seeds, tags=stopped)  # seeds: once all is judged
+            # A task the LLM never answered has no verdict: the job is not done (FAILED, and the same command
+            # resumes it, redoing just those tasks), though every figure of the tasks that were judged is logged.
+            ended = "FAILED" if summary["n_llm_error"] else "FINISHED"
+            tracking.finish(summary, files, extra=llm, late_params=seeds, tags=tags, status=ended)  # seeds: once all is judged
             self.run_id = tracking.run_id
             status = "FINISHED"
             print(text)
+            if ended == "FAILED":
+                log.warning("%s; MLflow run %s marked FAILED: run the same command again to redo those tasks",
+                            tags[LLM_ERROR_TAG], tracking.run_id)  # fmt: skip
             print(f"Compare the jobs in the MLflow UI{_ui_hint(tracking.tracker.uri)}: {tracking.tracker.jobs_url()}")
             return {**summary, **llm}
         except KeyboardInterrupt:
@@ -254,10 +272,13 @@ class Job:
                            expect_gpu="" if force else self.hardware.nvml_match)  # fmt: skip
 
     def run_name(self) -> str:
-        """method x category x hardware x iterations, as the jobs table lists them."""
+        """method x tasks x hardware x iterations (x model, for an LLM method), as the jobs table lists them.
+        The tasks are the category, or the task picked (`task=`), or how many were picked."""
         rounds = int(self.cfg.iteration.rounds)
-        return f"{self.cfg.method.name} | {self.cfg.category.name} | {self.hardware.name} | {rounds} round" + (
-            "s" if rounds > 1 else "")
+        picked = [self.cfg.task] if isinstance(self.cfg.task, str) else list(self.cfg.task or [])
+        what = self.cfg.category.name if not picked else picked[0] if len(self.tasks) == 1 else f"{len(self.tasks)} tasks"
+        name = f"{self.cfg.method.name} | {what} | {self.hardware.name} | {rounds} round" + ("s" if rounds > 1 else "")
+        return name + (f" | {self.cfg.llm.model}" if self.llm is not None else "")
 
     def params(self) -> dict:
         import importlib.metadata
@@ -269,9 +290,11 @@ class Job:
                "llm_max_tokens": cfg.llm.max_tokens, "llm_cache": cfg.llm.cache, "prompt": cfg.prompt.name,
                "budget_max_calls": cfg.budget.max_calls, "budget_max_tokens": cfg.budget.max_tokens,
                "budget_max_cost_usd": cfg.budget.get("max_cost_usd", 0),
-               "budget_max_total_tokens": cfg.budget.get("max_total_tokens", 0)}  # fmt: skip
+               "budget_max_total_tokens": cfg.budget.get("max_total_tokens", 0),
+               "llm_settings": llm_settings_hash(cfg),
+               "llm_price_source": self.llm.price_source() if self.llm is not None else ""}  # fmt: skip
         return {
-            **(llm if self.llm is not None else {}),
+            **(llm if self.llm is not None else {"llm_model": NO_LLM, "llm_settings": NO_LLM}),
             "method": cfg.method.name,
             "category": cfg.category.name,
             "hardware": self.hardware.name,
@@ -356,52 +379,6 @@ def build_method(method_cfg: DictConfig, root: Path, context: dict | None = None
     return builder(**kwargs)
 
 
-def build_llm(cfg: DictConfig, root: Path):
-    """The LLM client from the `llm` group; a relative cache_dir is taken from `root`."""
-    from kbx.llm import LLMClient, LLMSettings
-    from kbx.llm.budget import JobBudget
-    from kbx.llm.keys import api_key
-
-    c = OmegaConf.to_container(cfg.llm, resolve=True)
-    for key in ("concurrency", "retries", "rate_limit_retries", "max_tokens"):
-        if not isinstance(c[key], int) or isinstance(c[key], bool) or c[key] < 0:
-            raise ConfigError(f"llm.{key} must be a non-negative integer, got {c[key]!r}")
-    for key in ("price_in_usd_per_mtok", "price_out_usd_per_mtok"):
-        _non_negative_number(f"llm.{key}", c[key])
-    cache_dir = Path(str(c["cache_dir"]))
-    settings = LLMSettings(
-        model=str(c["model"] or ""), api_base=str(c["api_base"] or ""), api_key=api_key(c),
-        temperature=float(c["temperature"]), max_tokens=int(c["max_tokens"]), concurrency=int(c["concurrency"]),
-        retries=int(c["retries"]), rate_limit_retries=int(c["rate_limit_retries"]), backoff_s=float(c["backoff_s"]),
-        price_in_usd_per_mtok=float(c["price_in_usd_per_mtok"]), price_out_usd_per_mtok=float(c["price_out_usd_per_mtok"]),
-        timeout_s=float(c["timeout_s"]), cache=str(c["cache"]),
-        cache_dir=str(cache_dir if cache_dir.is_absolute() else root / cache_dir),
-    )  # fmt: skip
-    caps = job_caps(cfg)
-    llm = LLMClient(settings, JobBudget(caps))
-    if caps.max_cost_usd > 0 and not llm.priced():
-        raise ConfigError(f"budget.max_cost_usd needs the price of {settings.model!r}, which litellm does not know: "
-                          "set llm.price_in_usd_per_mtok and llm.price_out_usd_per_mtok")  # fmt: skip
-    return llm
-
-
-def job_caps(cfg: DictConfig):
-    """budget.max_cost_usd and budget.max_total_tokens: the whole job's caps (0: none)."""
-    from kbx.llm.budget import JobCaps
-
-    b = cfg.budget
-    cost, tokens = b.get("max_cost_usd", 0), b.get("max_total_tokens", 0)
-    _non_negative_number("budget.max_cost_usd", cost)
-    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
-        raise ConfigError(f"budget.max_total_tokens must be a non-negative integer (0: no cap), got {tokens!r}")
-    return JobCaps(max_cost_usd=float(cost), max_tokens=int(tokens))
-
-
-def _non_negative_number(name: str, value) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
-        raise ConfigError(f"{name} must be a non-negative number, got {value!r}")
-
-
 def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
     from kbx.llm.prompt import PromptSettings
     from kbx.methods.llm import Budget
@@ -416,21 +393,6 @@ def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
             "budget": Budget(max_calls=int(b.max_calls), max_tokens=int(b.max_tokens))}  # fmt: skip
 
 
-def llm_totals(results) -> dict[str, float]:
-    """Suite-wide LLM accounting for the parent run."""
-    calls = [c.call for r in results for c in r.calls]
-    costs = [c.cost_usd for c in calls if c.cost_usd == c.cost_usd]
-    totals = {"llm_calls": float(len(calls)), "llm_errors": float(sum(bool(c.error) for c in calls)),
-              "llm_cached_calls": float(sum(c.cached for c in calls)),
-              "prompt_tokens": float(sum(c.prompt_tokens for c in calls)),
-              "completion_tokens": float(sum(c.completion_tokens for c in calls))}  # fmt: skip
-    if costs:
-        totals["cost_usd"] = float(sum(costs))
-    for role in sorted({c.role for c in calls}):
-        totals[f"tokens_{role}"] = float(sum(c.tokens for c in calls if c.role == role))
-    return totals
-
-
 def suite_version(tasks: dict[str, TaskInfo]) -> str:
     """A short hash of every task id and version: runs with equal suite_version judged the same tasks."""
     text = "\n".join(f"{t.id}@{t.spec.version}" for t in tasks.values())
@@ -443,8 +405,6 @@ def _ui_hint(tracking_uri: str) -> str:
 
 
 def _record_line(round_index: int, record) -> str:
-    import json
-
     return json.dumps({"round": round_index, **record.to_dict()})
 
 

@@ -3,8 +3,10 @@
 Per-task caps (kbx.methods.llm.Budget) make methods comparable; this one protects the bill. A call
 starts only while the job is under both caps; calls already in flight finish (so the job may end
 a few calls over), and once a cap is reached the job starts no new proposal and finishes what it
-has. A call replayed from the record cache counts at the price and tokens it was recorded with,
-so a job killed and rerun stops where one uninterrupted run would have (and pays nothing twice).
+has. A call replayed from the record cache counts with the tokens it was recorded with, at the
+current price (kbx.llm.client.LLMClient.cost), so a job killed and rerun stops where one
+uninterrupted run would have (and pays nothing twice), and a price set after the answers were
+recorded counts for them too.
 """
 
 from __future__ import annotations

@@ -61,6 +61,14 @@ def status_of(exc: Exception) -> int:
     return status if isinstance(status, int) else 0
 
 
+def timed_out(exc: Exception) -> bool:
+    """Whether the call ran out of llm.timeout_s. Such a call is not retried: a server does not stop
+    writing an answer whose client left (a request without streaming cannot be cancelled), so a retry
+    would queue behind the abandoned answer, and a task could wait (retries + 1) x llm.timeout_s for
+    what one timeout already said: the server cannot answer this in time."""
+    return isinstance(exc, litellm().Timeout)
+
+
 def retryable(exc: Exception) -> bool:
     """Whether trying again can help: litellm's own rule for an HTTP status (429, 408, 409, 5xx, ...);
     an error without a status (connection refused, timeout) is retried too."""

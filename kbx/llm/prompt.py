@@ -13,7 +13,7 @@ import re
 import textwrap
 
 from kbx.core.hardware import Hardware
-from kbx.core.record import EvalRecord
+from kbx.core.record import EvalRecord, Status
 from kbx.tasks.spec import TaskInfo
 
 SYSTEM = ("You are an expert in writing high-performance GPU kernels in Triton. You write correct, "
@@ -113,6 +113,10 @@ def feedback(record: EvalRecord | None, level: str, public_seeds: tuple[int, ...
     A mismatch on the per-run secret seed is reported without its values: they differ from run to
     run and would make the prompt (and a replay) irreproducible.
     """
+    if record is not None and record.status is Status.TRUNCATED:  # no verdict to report, at any level
+        return (f"Your previous answer was cut off before the code was complete ({stable(record.reason, public_seeds)}), "
+                "so it was not run. Answer with a shorter complete module in one fenced python block: less prose, "
+                "no draft before the final version.")  # fmt: skip
     if level == "G" or record is None:
         return "Improve this kernel: make it correct if it is not, otherwise faster."
     lines = [f"Evaluation: status {record.status.value}; compiled {record.compiled}; correct {record.correct}"

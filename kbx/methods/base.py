@@ -17,10 +17,13 @@ from kbx.tasks.spec import TaskInfo
 
 @dataclasses.dataclass(frozen=True)
 class Proposal:
-    """One piece of code to judge. `label` distinguishes candidates within a round."""
+    """One piece of code to judge. `label` distinguishes candidates within a round. `cut_off` says why
+    the code is incomplete (the LLM's answer stopped at its token limit inside it): such a proposal is
+    recorded as `truncated`, with that reason, and not judged."""
 
     code: str
     label: str
+    cut_off: str = ""
 
 
 class Method(Protocol):

@@ -14,7 +14,7 @@ import threading
 
 from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord
-from kbx.core.source import extract_code
+from kbx.core.source import code_is_cut, extract_code
 from kbx.llm.client import BudgetReached, Call, LLMClient
 from kbx.llm.prompt import PromptSettings, feedback, task_messages
 from kbx.methods.base import MethodError, Proposal
@@ -97,9 +97,10 @@ class LLMMethod:
         return messages
 
     def proposals(self, task: TaskInfo, calls: list[tuple[str, Call | None]]) -> list[Proposal]:
-        """Successful calls as proposals (remembering their code for feedback); failed calls drop out."""
+        """Successful calls as proposals (remembering their code for feedback); failed calls drop out.
+        An answer that stopped at its token limit inside its code is a proposal marked cut off."""
         st = self.state(task.id)
-        out = [Proposal(extract_code(c.text), label) for label, c in calls if c is not None and not c.error]
+        out = [Proposal(extract_code(c.text), label, cut_off(c)) for label, c in calls if c is not None and not c.error]
         with st.lock:
             st.proposed += [p.code for p in out]
         return out
@@ -107,6 +108,7 @@ class LLMMethod:
 
 class OneShot(LLMMethod):
     name = "oneshot"
+    max_rounds = 1  # kbx.methods.loop: a task is done after round 0, whatever iteration.rounds says
 
     def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
         if round_index > 0:
@@ -118,6 +120,7 @@ class BestOfN(LLMMethod):
     """N samples of the one-shot prompt at temperature T in round 0; the loop ships the fastest correct."""
 
     name = "best_of_n"
+    max_rounds = 1
 
     def __init__(self, *args, n: int, temperature: float) -> None:
         super().__init__(*args)
@@ -157,6 +160,14 @@ class Iterative(LLMMethod):
             return []
         call = self.ask(task, round_index, self.messages(task, history))
         return self.proposals(task, [("refine" if history else "oneshot", call)])
+
+
+def cut_off(call: Call) -> str:
+    """Why the call's code is incomplete, for a `truncated` record; "" when it is whole (an answer cut
+    in the prose after a closed code block still has all its code)."""
+    if not call.truncated or not code_is_cut(call.text):
+        return ""
+    return f"the LLM's answer was cut off inside its code ({call.completion_tokens} tokens): {call.cut_note()}"
 
 
 def common_args(llm, prompt, hardware, budget) -> tuple:

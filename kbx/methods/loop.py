@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from kbx.contract.attempt import Attempt, Evaluates
 from kbx.core.record import EvalRecord, Status
-from kbx.methods.base import Method
+from kbx.methods.base import Method, Proposal
 from kbx.tasks.spec import TaskInfo
 
 
@@ -112,7 +112,8 @@ class _Suite:
 
     def __init__(self, method, tasks, evaluator, rounds, on_round_start, on_record, on_round_done, on_task_done,
                  halt) -> None:  # fmt: skip
-        self.method, self.tasks, self.evaluator, self.rounds = method, tasks, evaluator, rounds
+        self.method, self.tasks, self.evaluator = method, tasks, evaluator
+        self.rounds = min(rounds, getattr(method, "max_rounds", rounds))  # a one-round method's task ends at once
         self.on_round_start, self.on_record, self.on_round_done, self.on_task_done = (on_round_start, on_record,
                                                                                       on_round_done, on_task_done)  # fmt: skip
         self.halt = halt or (lambda: "")
@@ -180,15 +181,26 @@ class _Suite:
         proposals = self.method.propose(result.task, k, result.records)
         if not proposals:
             return self.next_round(result, k)
-        attempts = [Attempt(result.task, p.code, f"round{k}/{p.label}") for p in proposals]
         if self.on_round_start:
             with self.notify:
-                self.on_round_start(k, len(attempts))
-        self.judging.submit(self.guarded, self.judge, result, k, attempts)
+                self.on_round_start(k, len(proposals))
+        self.judging.submit(self.guarded, self.judge, result, k, proposals)
 
-    def judge(self, result: TaskResult, k: int, attempts: list[Attempt]) -> None:
-        records = self.evaluator.evaluate(attempts, on_record=self.record_done if self.on_record else None)
-        result.judged += [Judged(k, r, a.code) for a, r in zip(attempts, records, strict=True)]
+    def judge(self, result: TaskResult, k: int, proposals: list[Proposal]) -> None:
+        """Judge the whole proposals; a cut-off one (kbx.methods.base.Proposal) is recorded `truncated` unjudged."""
+        task = result.task
+        attempts = [Attempt(task, p.code, f"round{k}/{p.label}") for p in proposals if not p.cut_off]
+        records = iter(self.evaluator.evaluate(attempts, on_record=self.record_done if self.on_record else None)
+                       if attempts else [])  # fmt: skip
+        for p in proposals:
+            if p.cut_off:
+                record = EvalRecord(task=task.id, task_version=task.spec.version, status=Status.TRUNCATED,
+                                    reason=p.cut_off, label=f"round{k}/{p.label}")  # fmt: skip
+                if self.on_record:
+                    self.record_done(0, record)
+            else:
+                record = next(records)
+            result.judged.append(Judged(k, record, p.code))
         self.next_round(result, k)
 
     def next_round(self, result: TaskResult, k: int) -> None:
@@ -216,10 +228,7 @@ class _Suite:
         if self.calls_for:
             result.calls = self.calls_for(result.task.id)
         if not result.judged:
-            why = reason or f"method {self.method.name!r} produced no code for this task"
-            missing = EvalRecord(task=result.task.id, task_version=result.task.spec.version, status=Status.NO_CODE,
-                                 reason=why, label="round0/none")  # fmt: skip
-            result.judged.append(Judged(0, missing, ""))
+            result.judged.append(Judged(0, self.nothing_judged(result, reason), ""))
         try:
             if self.on_task_done is not None and self.error is None:
                 with self.reporting:
@@ -228,3 +237,14 @@ class _Suite:
             with self.changed:
                 self.unfinished -= 1
                 self.changed.notify_all()
+
+    def nothing_judged(self, result: TaskResult, reason: str) -> EvalRecord:
+        """The record of a task that got no proposal: `llm_error` when LLM calls failed (kbx's side: none
+        gave an answer to judge), else `no_code` (the method wrote nothing, or `reason`: a job budget)."""
+        failed = [c.call.error for c in result.calls if c.call.error]
+        status, why = Status.NO_CODE, reason or f"method {self.method.name!r} produced no code for this task"
+        if failed and not reason:
+            status = Status.LLM_ERROR
+            why = f"{len(failed)} of {len(result.calls)} LLM calls failed and none gave code to judge; last: {failed[-1]}"
+        return EvalRecord(task=result.task.id, task_version=result.task.spec.version, status=status, reason=why,
+                          label="round0/none")  # fmt: skip

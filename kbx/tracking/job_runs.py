@@ -47,10 +47,11 @@ class JobTracking:
         self.thread.submit(self._log_task, result, method, hardware)
 
     def finish(self, summary: dict, artifacts: dict[str, str], extra: dict, late_params: dict,
-               tags: dict[str, str]) -> None:  # fmt: skip
-        """After every task: the params known only now, the headline metrics, the job's files, FINISHED.
-        Waits for everything queued; raises the first failure of any of it."""
-        self.thread.submit(self._finish, summary, artifacts, extra, late_params, tags)
+               tags: dict[str, str], status: str = "FINISHED") -> None:  # fmt: skip
+        """After every task: the params known only now, the headline metrics, the job's files, then
+        `status` (FINISHED; FAILED for a job with tasks to redo). Waits for everything queued; raises
+        the first failure of any of it."""
+        self.thread.submit(self._finish, summary, artifacts, extra, late_params, tags, status)
         self.flush()
 
     def flush(self) -> None:
@@ -111,10 +112,10 @@ class JobTracking:
         self.logged.append(result.task.id)
 
     def _finish(self, summary: dict, artifacts: dict[str, str], extra: dict, late_params: dict,
-                tags: dict[str, str]) -> None:  # fmt: skip
+                tags: dict[str, str], status: str) -> None:  # fmt: skip
         tracker = self._require()
         tracker.log_new_params(self.run_id, late_params)
         for key, value in tags.items():
             tracker.client.set_tag(self.run_id, key, value)
         tracker.drop_unfinished_children(self.run_id)
-        tracker.finish_parent(self.run_id, summary, artifacts, extra=extra)
+        tracker.finish_parent(self.run_id, summary, artifacts, status=status, extra=extra)

@@ -173,7 +173,8 @@ class Tracker:
 
     def finished_tasks(self, parent_id: str, tasks: list) -> dict[str, TaskResult]:
         """Task id -> result, read back from the job's FINISHED child runs; every other child run
-        (unfinished: its driver died while logging it; or a duplicate) is deleted, so its task is redone."""
+        (unfinished: its driver died while logging it; a duplicate; a task the LLM never answered,
+        `llm_error`) is deleted, so its task is redone."""
         by_id = {t.id: t for t in tasks}
         children = self._task_runs(parent_id)
         done: dict[str, TaskResult] = {}
@@ -182,6 +183,8 @@ class Tracker:
             result = None
             if task is not None and task.id not in done and child.info.status == "FINISHED":
                 result = self.read_task(child.info.run_id, task)
+            if result is not None and result.best().status is Status.LLM_ERROR:  # no answer to judge: asked again
+                result = None
             if result is None:
                 log.info("deleting incomplete child run %s (%s)", child.info.run_id, child.info.run_name)
                 self.client.delete_run(child.info.run_id)
@@ -342,7 +345,9 @@ def _task_files(result: TaskResult) -> dict[str, str]:
         entry = {"round": logged.round, "role": c.role, "sample": c.sample, "cached": c.cached, "error": c.error,
                  "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
                  "cost_usd": None if math.isnan(c.cost_usd) else c.cost_usd, "latency_s": c.latency_s,
-                 "cache_key": c.key, "messages": list(c.messages), "response": c.text}  # fmt: skip
+                 "failed_s": c.failed_s, "finish_reason": c.finish_reason, "max_tokens": c.max_tokens,
+                 "served_model": c.served_model, "cache_key": c.key, "messages": list(c.messages),
+                 "response": c.text}  # fmt: skip
         files[f"llm/round{logged.round}_{i:03d}_{_safe(c.role)}.json"] = json.dumps(entry, indent=1)
     saved = {"judged": [{"round": j.round, "record": j.record.to_dict()} for j in result.judged],
              "calls": [_call_dict(c) for c in result.calls]}  # fmt: skip
@@ -358,7 +363,8 @@ def _round_metrics(record: EvalRecord, step: int, prefix: str) -> list:
 
 
 def _llm_metrics(calls: list) -> list:
-    """Per round (step): LLM calls, errors, cache hits, tokens, cost where known, summed latency."""
+    """Per round (step): LLM calls, errors, cache hits, answers cut at their token limit, tokens, cost where
+    known, summed latency of the answered requests and time lost in failed tries (kbx.llm.client.Call)."""
     by_round: dict[int, list] = {}
     for logged in calls:
         by_round.setdefault(logged.round, []).append(logged.call)
@@ -368,7 +374,8 @@ def _llm_metrics(calls: list) -> list:
         values = {"llm_calls": len(cs), "llm_errors": sum(bool(c.error) for c in cs),
                   "llm_cached_calls": sum(c.cached for c in cs), "prompt_tokens": sum(c.prompt_tokens for c in cs),
                   "completion_tokens": sum(c.completion_tokens for c in cs),
-                  "llm_latency_s": math.fsum(c.latency_s for c in cs)}  # fmt: skip
+                  "llm_truncated": sum(c.truncated for c in cs), "llm_latency_s": math.fsum(c.latency_s for c in cs),
+                  "llm_failed_s": math.fsum(c.failed_s for c in cs)}  # fmt: skip
         if costs:
             values["cost_usd"] = math.fsum(costs)
         for role in sorted({c.role for c in cs}):  # per agent role: generator, reflector, judge, planner, ...
@@ -440,7 +447,7 @@ def _tuple(value):
 
 
 _CALL_FIELDS = ("role", "sample", "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "cached", "error",
-                "key")  # fmt: skip
+                "key", "finish_reason", "max_tokens", "served_model", "failed_s")  # fmt: skip
 
 
 def _call_dict(logged) -> dict:
