@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+
 import pytest
 
 from tests.llm_server import ERROR_MARK, ScriptedServer, fix_after_error, key_file
@@ -81,3 +84,71 @@ def test_a_key_on_the_command_line_is_refused(kbx_cli, tmp_path):
         lines = [line for line in err.splitlines() if line.startswith("kbx: error:")]
         assert len(lines) == 1 and "llm.api_key_file" in lines[0] and KEY not in err
     assert not (tmp_path / "m.db").exists()
+
+
+def test_tasks_the_llm_never_answered_fail_the_job_and_the_same_command_redoes_them(kbx_cli, tmp_path):
+    """Every call failing (HTTP 500): the task is llm_error, the job run FAILED with a tag saying why. The
+    same command, once the server answers again, redoes that task alone; a replay of its answers is a
+    job marked kbx.cache_replay, which analysis counts once."""
+    import mlflow
+
+    from analysis.load import load
+    from tests.llm_server import fenced
+
+    uri, port = f"sqlite:///{tmp_path}/mlflow.db", _free_port()
+    args = ["kbx.run", "method=oneshot", "task=Math/add", "hardware=cpu", "llm.model=openai/x", "llm.retries=0",
+            f"llm.api_base=http://127.0.0.1:{port}/v1", f"llm.api_key_file={key_file(tmp_path, 'sk-x')}",
+            f"llm.cache_dir={tmp_path}/cache", "experiment=llmerr", f"tracking_uri={uri}", f"hydra.run.dir={tmp_path}/run"]  # fmt: skip
+    with ScriptedServer(lambda m, n: "ok" if n == 0 else 500, port=port):
+        code, out, err = kbx_cli(*args)
+    assert code == 0, err[-3000:]
+    assert "marked FAILED: run the same command again to redo those tasks" in out + err
+    client = mlflow.tracking.MlflowClient(uri)
+    (job,) = client.search_runs([client.get_experiment_by_name("llmerr").experiment_id])
+    assert job.info.status == "FAILED" and job.info.run_name == "oneshot | Math/add | cpu | 1 round | openai/x"
+    assert job.data.tags["kbx.llm_error"].startswith("1 of 1 tasks got no answer from the LLM; last: 1 of 1 LLM calls")
+    assert job.data.params["llm_price_source"].startswith("none: llm.api_base is set")
+    assert job.data.metrics["suite/n_llm_error"] == 1.0
+
+    with ScriptedServer(lambda m, n: fenced("def add(:\n"), port=port):
+        code, out, err = kbx_cli(*args)
+    assert code == 0, err[-3000:]
+    (job,) = client.search_runs([client.get_experiment_by_name("llmerr").experiment_id])
+    (task,) = client.search_runs([client.get_experiment_by_name("llmerr-tasks").experiment_id])
+    assert job.info.status == "FINISHED" and job.data.tags["kbx.cache_replay"] == "false"
+    assert task.data.tags["kbx.status"] == "syntax_error" and "kbx.llm_error" not in job.data.tags
+
+    code, out, err = kbx_cli(*args, "llm.cache=replay", "resume=false")  # no server at all
+    assert code == 0, err[-3000:]
+    jobs = client.search_runs([client.get_experiment_by_name("llmerr").experiment_id])
+    assert sorted(j.data.tags["kbx.cache_replay"] for j in jobs) == ["false", "true"]
+    assert len({j.data.params["llm_settings"] for j in jobs}) == 1  # the cache mode does not change the answers
+    frame, selection = load(uri, "llmerr")
+    assert selection.n_replays_left_out == 1 and frame["run_id"].nunique() == 1  # the same answer, counted once
+    assert set(frame["model"]) == {"openai/x"} and not frame["cache_replay"].any()
+
+
+def test_ctrl_c_while_the_preflight_waits_is_one_line(tmp_path):
+    """A server that accepts the connection and never answers: the preflight waits, Ctrl-C ends it at once."""
+    from tests.conftest import ctrl_c_once
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        asked = threading.Event()
+        threading.Thread(target=lambda: (silent.accept(), asked.set()), daemon=True).start()
+        code, took_s, err = ctrl_c_once(["kbx.run", "method=oneshot", "task=Math/add", "hardware=cpu",
+                                         "llm.model=openai/x", f"llm.api_base=http://127.0.0.1:{silent.getsockname()[1]}/v1",
+                                         "llm.preflight_timeout_s=120", f"llm.api_key_file={key_file(tmp_path, 'sk-x')}",
+                                         f"tracking_uri=sqlite:///{tmp_path}/m.db",
+                                         f"hydra.run.dir={tmp_path}/run"], asked.is_set)  # fmt: skip
+    assert code == 130 and took_s < 10, err[-2000:]
+    assert "Traceback" not in err and err.strip().splitlines() == [
+        "kbx: interrupted before any task started; nothing was recorded"]
+    assert not (tmp_path / "m.db").exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

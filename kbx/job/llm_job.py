@@ -18,6 +18,9 @@ NO_LLM = "none"  # llm_model and llm_settings of a job whose method asks no LLM
 LLM_SETTINGS_KEYS = ("model", "api_base", "temperature", "max_tokens")
 LLM_SETTINGS_HASH_CHARS = 12
 LLM_ERROR_TAG = "kbx.llm_error"
+TRUNCATED_TAG = "kbx.truncated"
+SERVED_MODEL_TAG = "kbx.llm_served_model"
+TAG_CHARS = 5000  # MLflow keeps at most 8000 characters of a tag value
 CACHE_REPLAY_TAG = "kbx.cache_replay"
 
 
@@ -99,22 +102,23 @@ def llm_tags(results, llm) -> dict[str, str]:
     their token limit (kbx.truncated), the model names the server answered with when one differs from
     the name asked for (kbx.llm_served_model), and whether every answer came from the cache
     (kbx.cache_replay: the same answers as the job that recorded them, judged again)."""
-    calls = [c.call for r in results for c in r.calls]
-    tags = {CACHE_REPLAY_TAG: str(bool(calls) and all(c.cached for c in calls)).lower()}
-    failed = [r.best() for r in results if r.best().status is Status.LLM_ERROR]
-    if failed:
-        tags[LLM_ERROR_TAG] = f"{len(failed)} of {len(results)} tasks got no answer from the LLM; last: {failed[-1].reason}"[:5000]
-    cut = [c for c in calls if c.truncated]
-    if cut:
-        tags["kbx.truncated"] = (f"{len(cut)} of {len(calls)} LLM answers stopped at their token limit "
-                                 f"(llm.max_tokens={cut[0].max_tokens}); "
-                                 f"{sum(r.best().status is Status.TRUNCATED for r in results)} tasks ended truncated")  # fmt: skip
     from kbx.llm.client import same_model
 
+    calls = [c.call for r in results for c in r.calls]
+    tags = {CACHE_REPLAY_TAG: str(bool(calls) and all(c.cached for c in calls)).lower(), LLM_ERROR_TAG: "",
+            TRUNCATED_TAG: "", SERVED_MODEL_TAG: ""}  # "": none (a resumed run's old value is dropped)
+    failed = [r.best() for r in results if r.best().status is Status.LLM_ERROR]
+    if failed:
+        tags[LLM_ERROR_TAG] = f"{len(failed)} of {len(results)} tasks got no answer from the LLM; last: {failed[-1].reason}"
+    cut = [c for c in calls if c.truncated]
+    if cut:
+        tags[TRUNCATED_TAG] = (f"{len(cut)} of {len(calls)} LLM answers stopped at their token limit "
+                               f"(llm.max_tokens={cut[0].max_tokens}); "
+                               f"{sum(r.best().status is Status.TRUNCATED for r in results)} tasks ended truncated")  # fmt: skip
     served = sorted({c.served_model for c in calls if c.served_model})
     if any(not same_model(llm.asked_model(), name) for name in served):
-        tags["kbx.llm_served_model"] = ", ".join(served)[:5000]
-    return tags
+        tags[SERVED_MODEL_TAG] = ", ".join(served)
+    return {key: value[:TAG_CHARS] for key, value in tags.items()}
 
 
 def repriced(result: TaskResult, llm) -> TaskResult:

@@ -12,6 +12,7 @@ import hashlib
 import inspect
 import json
 import logging
+import math
 import platform
 import sys
 import threading
@@ -274,7 +275,7 @@ class Job:
     def run_name(self) -> str:
         """method x tasks x hardware x iterations (x model, for an LLM method), as the jobs table lists them.
         The tasks are the category, or the task picked (`task=`), or how many were picked."""
-        rounds = int(self.cfg.iteration.rounds)
+        rounds = min(int(self.cfg.iteration.rounds), getattr(self.method, "max_rounds", math.inf))  # oneshot: 1
         picked = [self.cfg.task] if isinstance(self.cfg.task, str) else list(self.cfg.task or [])
         what = self.cfg.category.name if not picked else picked[0] if len(self.tasks) == 1 else f"{len(self.tasks)} tasks"
         name = f"{self.cfg.method.name} | {what} | {self.hardware.name} | {rounds} round" + ("s" if rounds > 1 else "")

@@ -48,9 +48,9 @@ class JobTracking:
 
     def finish(self, summary: dict, artifacts: dict[str, str], extra: dict, late_params: dict,
                tags: dict[str, str], status: str = "FINISHED") -> None:  # fmt: skip
-        """After every task: the params known only now, the headline metrics, the job's files, then
-        `status` (FINISHED; FAILED for a job with tasks to redo). Waits for everything queued; raises
-        the first failure of any of it."""
+        """After every task: the params known only now, the tags (an empty value deletes the tag: a resumed
+        run's stale word), the headline metrics, the job's files, then `status` (FINISHED; FAILED for a job
+        with tasks to redo). Waits for everything queued; raises the first failure of any of it."""
         self.thread.submit(self._finish, summary, artifacts, extra, late_params, tags, status)
         self.flush()
 
@@ -115,7 +115,11 @@ class JobTracking:
                 tags: dict[str, str], status: str) -> None:  # fmt: skip
         tracker = self._require()
         tracker.log_new_params(self.run_id, late_params)
-        for key, value in tags.items():
-            tracker.client.set_tag(self.run_id, key, value)
+        had = tracker.client.get_run(self.run_id).data.tags
+        for key, value in tags.items():  # "": the tag no longer holds (a resumed job that put it right)
+            if value:
+                tracker.client.set_tag(self.run_id, key, value)
+            elif key in had:
+                tracker.client.delete_tag(self.run_id, key)
         tracker.drop_unfinished_children(self.run_id)
         tracker.finish_parent(self.run_id, summary, artifacts, status=status, extra=extra)
