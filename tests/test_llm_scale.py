@@ -237,7 +237,7 @@ def test_job_budget_in_the_summary_and_mlflow(kbx_cli, tmp_path):
 def test_a_killed_job_rerun_pays_for_no_call_it_already_made(tmp_path):
     """One task, 5 rounds of iterative refinement with the full history (every prompt new). The job
     is killed (SIGKILL) when its 4th call arrives, so 3 calls were answered; the rerun replays those
-    from the record cache, and the scripted server sees only the 2 calls it never answered."""
+    from the record cache, and the scripted server (restarted on its port) sees only the 2 calls it never answered."""
     rounds, killed_at = 5, 4
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     cmd = [sys.executable, "-m", "kbx.run", "method=iterative", "method.history=full", "task=Math/add",
@@ -254,12 +254,12 @@ def test_a_killed_job_rerun_pays_for_no_call_it_already_made(tmp_path):
             return Failure(503)
         return fix_after_error(messages, n)
 
-    with ScriptedServer(kill_at_call) as first:
+    with ScriptedServer(kill_at_call) as first:  # the rerun's server is on its port: the same endpoint, restarted
         job["proc"] = subprocess.Popen([*cmd, f"llm.api_base={first.base}"], cwd=REPO, env=env,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
         assert job["proc"].wait(600) == -signal.SIGKILL
         answered = [r["messages"] for r in first.chat_requests()[: killed_at - 1]]
-    with ScriptedServer(fix_after_error) as second:
+    with ScriptedServer(fix_after_error, port=first.port) as second:
         again = subprocess.run([*cmd, f"llm.api_base={second.base}"], cwd=REPO, env=env, capture_output=True,
                                text=True, timeout=600)  # fmt: skip
         asked = [r["messages"] for r in second.chat_requests()]

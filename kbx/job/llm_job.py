@@ -83,13 +83,16 @@ def _non_negative_number(name: str, value) -> None:
 
 
 def llm_totals(results) -> dict[str, float]:
-    """Suite-wide LLM accounting for the parent run."""
+    """Suite-wide LLM accounting for the parent run (latency and failed time: kbx.llm.client.Call)."""
     calls = [c.call for r in results for c in r.calls]
     costs = [c.cost_usd for c in calls if c.cost_usd == c.cost_usd]
     totals = {"llm_calls": float(len(calls)), "llm_errors": float(sum(bool(c.error) for c in calls)),
               "llm_cached_calls": float(sum(c.cached for c in calls)),
               "prompt_tokens": float(sum(c.prompt_tokens for c in calls)),
-              "completion_tokens": float(sum(c.completion_tokens for c in calls))}  # fmt: skip
+              "completion_tokens": float(sum(c.completion_tokens for c in calls)),
+              "llm_truncated": float(sum(c.truncated for c in calls)),
+              "llm_latency_s": float(sum(c.latency_s for c in calls)),
+              "llm_failed_s": float(sum(c.failed_s for c in calls))}  # fmt: skip
     if costs:
         totals["cost_usd"] = float(sum(costs))
     for role in sorted({c.role for c in calls}):

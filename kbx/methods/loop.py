@@ -245,6 +245,6 @@ class _Suite:
         status, why = Status.NO_CODE, reason or f"method {self.method.name!r} produced no code for this task"
         if failed and not reason:
             status = Status.LLM_ERROR
-            why = f"{len(failed)} of {len(result.calls)} LLM calls failed and none gave code to judge; last: {failed[-1]}"
+            why = f"no answer from the LLM: {failed[-1]} ({len(failed)} of {len(result.calls)} calls failed)"
         return EvalRecord(task=result.task.id, task_version=result.task.spec.version, status=status, reason=why,
                           label="round0/none")  # fmt: skip
