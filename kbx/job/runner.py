@@ -158,26 +158,9 @@ class Job:
                                   halt=budget.reached if budget else None, judging=self.judging())  # fmt: skip
                 seeds = {"public_seeds": ",".join(map(str, evaluator.settings.public_seeds)),
                          "secret_seed": evaluator.secret_seed if evaluator.secret_seed is not None else "none"}  # fmt: skip
-            by_id = {**done, **{r.task.id: r for r in fresh}}
-            results = [by_id[t.id] for t in self.tasks]
-            summary = summarize(results)
-            text = table(results)
-            records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)
-            llm = {**llm_totals(results), **self.budget_totals(fresh)} if self.llm is not None else {}
-            tags = {**self.budget_stopped(fresh), **llm_tags(results, self.llm)} if self.llm is not None else {}
-            files = {"config.yaml": self.resolved_yaml(), "records.jsonl": records + "\n", "summary.txt": text + "\n"}
-            # A task the LLM never answered has no verdict: the job is not done (FAILED, and the same command
-            # resumes it, redoing just those tasks), though every figure of the tasks that were judged is logged.
-            ended = "FAILED" if summary["n_llm_error"] else "FINISHED"
-            tracking.finish(summary, files, extra=llm, late_params=seeds, tags=tags, status=ended)  # seeds: once all is judged
-            self.run_id = tracking.run_id
+            figures = self._conclude(tracking, {**done, **{r.task.id: r for r in fresh}}, fresh, seeds)
             status = "FINISHED"
-            print(text)
-            if ended == "FAILED":
-                log.warning("%s; MLflow run %s marked FAILED: run the same command again to redo those tasks",
-                            tags[LLM_ERROR_TAG], tracking.run_id)  # fmt: skip
-            print(f"Compare the jobs in the MLflow UI{_ui_hint(tracking.tracker.uri)}: {tracking.tracker.jobs_url()}")
-            return {**summary, **llm}
+            return figures
         except KeyboardInterrupt:
             status = "KILLED"
             tracking.end(status)
@@ -190,6 +173,27 @@ class Job:
                 tracking.end(status)
             self.run_id = tracking.run_id
             tracking.close()
+
+    def _conclude(self, tracking, by_id: dict, fresh: list, seeds: dict) -> dict[str, float]:
+        """The job run's end: summary, files, LLM totals and tags, its final state; the table on stdout.
+        A task the LLM never answered has no verdict: such a job is not done (FAILED, and the same command
+        resumes it, redoing just those tasks), though every figure of the tasks that were judged is logged."""
+        results = [by_id[t.id] for t in self.tasks]
+        summary = summarize(results)
+        text = table(results)
+        records = "\n".join(_record_line(j.round, j.record) for r in results for j in r.judged)
+        llm = {**llm_totals(results), **self.budget_totals(fresh)} if self.llm is not None else {}
+        tags = {**self.budget_stopped(fresh), **llm_tags(results, self.llm)} if self.llm is not None else {}
+        files = {"config.yaml": self.resolved_yaml(), "records.jsonl": records + "\n", "summary.txt": text + "\n"}
+        ended = "FAILED" if summary["n_llm_error"] else "FINISHED"
+        tracking.finish(summary, files, extra=llm, late_params=seeds, tags=tags, status=ended)  # seeds: once all is judged
+        self.run_id = tracking.run_id
+        print(text)
+        if ended == "FAILED":
+            log.warning("%s; MLflow run %s marked FAILED: run the same command again to redo those tasks",
+                        tags[LLM_ERROR_TAG], tracking.run_id)  # fmt: skip
+        print(f"Compare the jobs in the MLflow UI{_ui_hint(tracking.tracker.uri)}: {tracking.tracker.jobs_url()}")
+        return {**summary, **llm}
 
     def budget_totals(self, fresh: list) -> dict[str, float]:
         """How far the job got against its caps (none: {})."""

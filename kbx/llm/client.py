@@ -41,7 +41,14 @@ from kbx.core.errors import MethodError
 from kbx.core.secrets import redact
 from kbx.llm.backend import litellm
 from kbx.llm.budget import JobBudget, JobCaps
-from kbx.llm.pacing import RATE_LIMITED, AdaptiveSlots, retry_wait_s, retryable, status_of, timed_out
+from kbx.llm.pacing import (
+    RATE_LIMITED,
+    AdaptiveSlots,
+    retry_wait_s,
+    retryable,
+    status_of,
+    timed_out,
+)
 
 log = logging.getLogger(__name__)
 
