@@ -181,10 +181,24 @@ def test_a_server_answering_as_another_model_is_warned_about_once_and_recorded(t
     warned = [r for r in caplog.records if "answered as model" in r.getMessage()]
     assert len(warned) == 1 and "'gpt-4o-mini'" in warned[0].getMessage()
     assert {c.served_model for c in calls} == {"/models/SmolLM2-135M.gguf"}
+    assert client.other_models == {"/models/SmolLM2-135M.gguf"}
     with ScriptedServer(lambda m, n: Reply("ok", model="gpt-4o-mini-2024-07-18")) as srv:
         caplog.clear()
         llm(srv, tmp_path, model="openai/gpt-4o-mini").complete(MSGS)  # a dated version of the name asked for
     assert "answered as model" not in caplog.text
+
+
+def test_a_server_that_echoes_any_name_is_caught_by_its_model_list(tmp_path, caplog):
+    """llama-cpp-python answers as whatever name was asked for; its GET /v1/models says what it serves."""
+    with ScriptedServer(lambda m, n: "ok", served_model="smollm2", echo_model=True) as srv:
+        misnamed = llm(srv, tmp_path, model="openai/gpt-4o-mini")
+        misnamed.preflight()
+        call = misnamed.complete(MSGS)
+        named = llm(srv, tmp_path, model="openai/smollm2")
+        named.preflight()
+    assert call.served_model == "gpt-4o-mini" and misnamed.other_models == {"smollm2"} and not named.other_models
+    warned = [r.getMessage() for r in caplog.records if "lists the model" in r.getMessage()]
+    assert len(warned) == 1 and "'smollm2', not 'gpt-4o-mini'" in warned[0]
 
 
 def test_a_custom_endpoint_gets_no_list_price_and_cached_answers_cost_todays_price(tmp_path):

@@ -106,8 +106,9 @@ def test_every_method_ends_every_task_with_an_honest_status(server, kbx_cli, tmp
 
 
 def test_a_local_server_under_a_commercial_name_is_warned_about_and_never_billed(server, kbx_cli, tmp_path):
-    """llama-cpp-python answers any model name: kbx warns, records the name it answered with, and prices
-    nothing (a budget in dollars is refused without llm.price_*)."""
+    """llama-cpp-python answers any model name, and its answers carry the name asked for: kbx finds the
+    model it serves in its GET /v1/models, warns, records both, and prices nothing (a budget in dollars
+    is refused without llm.price_*)."""
     base = ["kbx.run", "method=oneshot", "task=Math/add", "hardware=cpu", "llm.model=openai/gpt-4o-mini",
             f"llm.api_base={server}", "llm.max_tokens=32", "llm.cache=off", f"tracking_uri=sqlite:///{tmp_path}/m.db",
             "experiment=misnamed", f"hydra.run.dir={tmp_path}/run"]  # fmt: skip
@@ -116,7 +117,7 @@ def test_a_local_server_under_a_commercial_name_is_warned_about_and_never_billed
     assert code == 2 and "budget.max_cost_usd needs the price of 'openai/gpt-4o-mini'" in err, err[-2000:]
     code, out, err = kbx_cli(*base, env=key, timeout=600)
     assert code == 0, err[-3000:]
-    assert f"answered as model '{SERVED_AS}', not 'gpt-4o-mini'" in out + err
+    assert f"lists the model '{SERVED_AS}', not 'gpt-4o-mini'" in out + err
     import mlflow
 
     client = mlflow.tracking.MlflowClient(f"sqlite:///{tmp_path}/m.db")

@@ -102,8 +102,8 @@ def llm_totals(results) -> dict[str, float]:
 
 def llm_tags(results, llm) -> dict[str, str]:
     """The job run's tags about its LLM: tasks it never answered (kbx.llm_error), answers cut off at
-    their token limit (kbx.truncated), the model names the server answered with when one differs from
-    the name asked for (kbx.llm_served_model), and whether every answer came from the cache
+    their token limit (kbx.truncated), the model names the server answered as or lists when they differ
+    from the name asked for (kbx.llm_served_model), and whether every answer came from the cache
     (kbx.cache_replay: the same answers as the job that recorded them, judged again)."""
     from kbx.llm.client import same_model
 
@@ -118,9 +118,9 @@ def llm_tags(results, llm) -> dict[str, str]:
         tags[TRUNCATED_TAG] = (f"{len(cut)} of {len(calls)} LLM answers stopped at their token limit "
                                f"(llm.max_tokens={cut[0].max_tokens}); "
                                f"{sum(r.best().status is Status.TRUNCATED for r in results)} tasks ended truncated")  # fmt: skip
-    served = sorted({c.served_model for c in calls if c.served_model})
-    if any(not same_model(llm.asked_model(), name) for name in served):
-        tags[SERVED_MODEL_TAG] = ", ".join(served)
+    served = {c.served_model for c in calls if c.served_model and not same_model(llm.asked_model(), c.served_model)}
+    if served | llm.other_models:
+        tags[SERVED_MODEL_TAG] = ", ".join(sorted(served | llm.other_models))
     return {key: value[:TAG_CHARS] for key, value in tags.items()}
 
 

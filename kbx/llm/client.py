@@ -161,6 +161,7 @@ class LLMClient:
         self.cache_dir = Path(settings.cache_dir)
         self.warned: set[str] = set()  # what was warned about once (a served model name, a kind of cut answer)
         self.warned_lock = threading.Lock()
+        self.other_models: set[str] = set()  # names the server answered as or lists, other than the one asked for
 
     # -- public -------------------------------------------------------------------------------
 
@@ -216,6 +217,8 @@ class LLMClient:
                                "loading its model, or busy with other requests") from None  # fmt: skip
             raise LLMError(f"LLM preflight failed for model {s.model!r}{s.where()}: {self._describe(exc)}") from None
         self._check_served(str(getattr(response, "model", "") or ""))
+        if s.api_base:
+            self._check_listed()
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Dollars for these tokens at the current price: llm.price_*_usd_per_mtok when set, else
@@ -337,9 +340,30 @@ class LLMClient:
     def _check_served(self, served: str) -> None:
         asked = self.asked_model()
         if served and not same_model(asked, served) and self._first(f"served:{served}"):
+            self.other_models.add(served)
             log.warning("the server%s answered as model %r, not %r (llm.model=%s): it may serve another model than "
                         "the one asked for; kbx records both (job run param llm_model, tag kbx.llm_served_model)",
                         self.settings.where(), served, asked, self.settings.model)  # fmt: skip
+
+    def _check_listed(self) -> None:
+        """The models the server lists (GET {api_base}/models, which OpenAI-compatible servers answer): a
+        server that serves one model under any name (llama-cpp-python echoes the name asked for in its
+        answers) shows here that it serves another. A server without the listing is taken at its word."""
+        import requests
+
+        s = self.settings
+        headers = {"Authorization": f"Bearer {s.api_key}"} if s.api_key else {}
+        try:
+            reply = requests.get(s.api_base.rstrip("/") + "/models", headers=headers, timeout=s.preflight_timeout_s)
+            listed = [str(m["id"]) for m in reply.json()["data"]] if reply.ok else []
+        except (requests.exceptions.RequestException, ValueError, KeyError, TypeError):
+            listed = []
+        asked = self.asked_model()
+        if listed and not any(same_model(asked, name) for name in listed) and self._first("listed"):
+            self.other_models.update(listed)
+            log.warning("the server%s lists the model %s, not %r (llm.model=%s), and answers anyway: it serves "
+                        "another model than the one asked for; kbx records both (job run param llm_model, tag "
+                        "kbx.llm_served_model)", s.where(), ", ".join(map(repr, listed)), asked, s.model)  # fmt: skip
 
     def _first(self, what: str) -> bool:
         with self.warned_lock:

@@ -13,8 +13,10 @@ It behaves as a real server does where kbx must cope with one:
 - `context_window` (0: none), in words: a prompt that does not fit is refused with HTTP 400
   (context_length_exceeded), and an answer is cut where prompt and answer fill the window, below
   the max_tokens asked for (llama-cpp-python's server does both).
-- `served_model` (""): the name every answer carries instead of the one asked for (a local server
-  that serves one model under any name).
+- `served_model` (""): the one model the server serves, listed at GET /v1/models; every answer
+  carries it instead of the name asked for, or, with `echo_model`, the name asked for (as
+  llama-cpp-python's server does: one model, answered under any name). Without it the server has
+  no listing (404) and answers as whatever was asked.
 - `latency_s` delays every completion (a model's think time); `serial` answers one request at a
   time, queueing the others, as a single-model local server does.
 - `port` (0: any free one): a second server on the port of a stopped one is the same endpoint, as a
@@ -71,9 +73,10 @@ def cut_after_words(text: str, n: int) -> str:
 
 class ScriptedServer:
     def __init__(self, answer: Callable[[list[dict], int], str | int | Failure | Reply], latency_s: float = 0.0,
-                 *, served_model: str = "", context_window: int = 0, serial: bool = False, port: int = 0):  # fmt: skip
+                 *, served_model: str = "", echo_model: bool = False, context_window: int = 0, serial: bool = False,
+                 port: int = 0):  # fmt: skip
         self.answer, self.latency_s = answer, latency_s
-        self.served_model, self.context_window = served_model, context_window
+        self.served_model, self.echo_model, self.context_window = served_model, echo_model, context_window
         self.requests: list[dict] = []
         self.spans: list[tuple[float, float]] = []  # (start, end) of every answered request
         self.lock = threading.Lock()
@@ -123,7 +126,7 @@ class ScriptedServer:
         text, finish = reply.text, reply.finish_reason
         if words(text) > limit:
             text, finish = cut_after_words(text, limit), LENGTH
-        model = reply.model or self.served_model or body.get("model", "x")
+        model = reply.model or (not self.echo_model and self.served_model) or body.get("model", "x")
         return 200, {
             "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": model,
             "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
@@ -142,6 +145,11 @@ def _handler(server: ScriptedServer):
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):  # quiet
             pass
+
+        def do_GET(self):
+            if self.path.endswith("/models") and server.served_model:
+                return self._send(200, {"object": "list", "data": [{"id": server.served_model, "object": "model"}]}, {})
+            self._send(404, {"error": {"message": "not found"}}, {})
 
         def do_POST(self):
             started = time.monotonic()
