@@ -86,7 +86,7 @@ def test_a_cut_off_answer_is_truncated_and_the_next_prompt_says_so(tmp_path):
     assert records[0].compiled is False and records[0].status.judged  # the method's answer: counted against it
     assert all(c.call.truncated and c.call.finish_reason == "length" for c in result.calls)
     fed_back, shown = second[-1]["content"], second[-2]["content"]
-    assert "cut off before the code was complete" in fed_back and "syntax error" not in fed_back
+    assert "cut off at the length limit before its code was complete" in fed_back and "syntax error" not in fed_back
     assert shown.startswith('```python\n"""Expert kernel') and shown.count("```") == 2  # fenced once, not twice
     assert summarize([result])["n_truncated"] == 1.0 and "cut off at its token limit" in table([result])
 
@@ -151,7 +151,7 @@ def test_calls_in_flight_show_in_the_progress_line(tmp_path):
         time.sleep(0.5)
         busy = client.in_flight()
         worker.join()
-    assert busy.startswith("LLM: 1 calls in flight") and client.in_flight().startswith("LLM: 0 calls in flight")
+    assert busy.startswith("LLM: 1 in flight") and client.in_flight().startswith("LLM: 0 in flight")
 
 
 # -- the preflight ------------------------------------------------------------------------------

@@ -70,7 +70,8 @@ def server(tmp_path_factory):
         proc.wait(30)
 
 
-def test_every_method_ends_every_task_with_an_honest_status(server, kbx_cli, tmp_path):
+def test_every_method_ends_every_task_with_an_honest_status(server, kbx_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per task run read back
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     started = time.monotonic()
     code, _, err = kbx_cli(

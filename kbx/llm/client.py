@@ -132,9 +132,9 @@ class Call:
         """Where a truncated answer stopped, in words: at llm.max_tokens, or earlier, where the server's
         context window ran out (it shortens the answer to fit, and says only "length")."""
         if 0 < self.completion_tokens < self.max_tokens:
-            return (f"the server stopped the answer at {self.completion_tokens} tokens, below llm.max_tokens="
-                    f"{self.max_tokens}: prompt ({self.prompt_tokens} tokens) and answer filled its context window")
-        return f"the answer reached its token limit (llm.max_tokens={self.max_tokens})"
+            return (f"after {self.completion_tokens} tokens, below llm.max_tokens={self.max_tokens}: the server "
+                    f"stopped it where the prompt ({self.prompt_tokens} tokens) and the answer filled its context window")
+        return f"at its token limit, llm.max_tokens={self.max_tokens}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,7 +252,7 @@ class LLMClient:
 
     def in_flight(self) -> str:
         """For the progress line: calls at the provider now, and spend so far."""
-        return f"LLM: {self.slots.held} calls in flight, {self.budget.progress()} so far"
+        return f"LLM: {self.slots.held} in flight, {self.budget.progress()} so far"
 
     def asked_model(self) -> str:
         """The model name sent to the server (llm.model without its litellm provider prefix)."""
@@ -334,7 +334,7 @@ class LLMClient:
         if self._first("cut:window" if early else "cut:limit"):
             fix = ("give the server a larger context window, or shorten the prompts" if early
                    else "raise llm.max_tokens if the model needs more room")  # fmt: skip
-            log.warning("an LLM answer was cut off: %s; an attempt whose code was cut is recorded as `truncated`, "
+            log.warning("an LLM answer was cut off %s; an attempt whose code was cut is recorded as `truncated`, "
                         "not judged (%s)", call.cut_note(), fix)  # fmt: skip
 
     def _check_served(self, served: str) -> None:

@@ -114,9 +114,9 @@ def feedback(record: EvalRecord | None, level: str, public_seeds: tuple[int, ...
     run and would make the prompt (and a replay) irreproducible.
     """
     if record is not None and record.status is Status.TRUNCATED:  # no verdict to report, at any level
-        return (f"Your previous answer was cut off before the code was complete ({stable(record.reason, public_seeds)}), "
-                "so it was not run. Answer with a shorter complete module in one fenced python block: less prose, "
-                "no draft before the final version.")  # fmt: skip
+        return ("Your previous answer was cut off at the length limit before its code was complete, so it was not "
+                "run. Answer with a shorter complete module in one fenced python block: less prose, no draft before "
+                "the final version.")  # fmt: skip
     if level == "G" or record is None:
         return "Improve this kernel: make it correct if it is not, otherwise faster."
     lines = [f"Evaluation: status {record.status.value}; compiled {record.compiled}; correct {record.correct}"

@@ -167,7 +167,7 @@ def cut_off(call: Call) -> str:
     in the prose after a closed code block still has all its code)."""
     if not call.truncated or not code_is_cut(call.text):
         return ""
-    return f"the LLM's answer was cut off inside its code ({call.completion_tokens} tokens): {call.cut_note()}"
+    return f"the LLM's answer was cut off inside its code {call.cut_note()}"
 
 
 def common_args(llm, prompt, hardware, budget) -> tuple:
