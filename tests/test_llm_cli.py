@@ -83,6 +83,7 @@ def test_a_key_on_the_command_line_is_refused(kbx_cli, tmp_path):
         assert code == 2, err[-2000:]
         lines = [line for line in err.splitlines() if line.startswith("kbx: error:")]
         assert len(lines) == 1 and "llm.api_key_file" in lines[0] and KEY not in err
+        assert (out + err).count("is readable by every process") == 1  # said once, not logged again beside it
     assert not (tmp_path / "m.db").exists()
 
 

@@ -118,7 +118,7 @@ def llm_tags(results, llm) -> dict[str, str]:
         tags[TRUNCATED_TAG] = (f"{len(cut)} of {len(calls)} LLM answers stopped at their token limit "
                                f"(llm.max_tokens={cut[0].max_tokens}); "
                                f"{sum(r.best().status is Status.TRUNCATED for r in results)} tasks ended truncated")  # fmt: skip
-    served = {c.served_model for c in calls if c.served_model and not same_model(llm.asked_model(), c.served_model)}
+    served = {c.served_model for c in calls if c.served_model and not same_model(llm.asked_name, c.served_model)}
     if served | llm.other_models:
         tags[SERVED_MODEL_TAG] = ", ".join(sorted(served | llm.other_models))
     return {key: value[:TAG_CHARS] for key, value in tags.items()}

@@ -27,6 +27,7 @@ rate limiting); the job-wide spending cap is kbx.llm.budget's.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -110,7 +111,7 @@ class Call:
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float = math.nan  # NaN: no price known (kbx.llm.client: price rules)
+    cost_usd: float = math.nan  # NaN: no price known (LLMClient.cost)
     latency_s: float = 0.0  # the answered request, send to whole answer (server queue included); 0 for a cache hit
     cached: bool = False
     error: str = ""
@@ -254,7 +255,8 @@ class LLMClient:
         """For the progress line: calls at the provider now, and spend so far."""
         return f"LLM: {self.slots.held} in flight, {self.budget.progress()} so far"
 
-    def asked_model(self) -> str:
+    @functools.cached_property
+    def asked_name(self) -> str:
         """The model name sent to the server (llm.model without its litellm provider prefix)."""
         s = self.settings
         try:
@@ -338,7 +340,7 @@ class LLMClient:
                         "not judged (%s)", call.cut_note(), fix)  # fmt: skip
 
     def _check_served(self, served: str) -> None:
-        asked = self.asked_model()
+        asked = self.asked_name
         if served and not same_model(asked, served) and self._first(f"served:{served}"):
             self.other_models.add(served)
             log.warning("the server%s answered as model %r, not %r (llm.model=%s): it may serve another model than "
@@ -358,7 +360,7 @@ class LLMClient:
             listed = [str(m["id"]) for m in reply.json()["data"]] if reply.ok else []
         except (requests.exceptions.RequestException, ValueError, KeyError, TypeError):
             listed = []
-        asked = self.asked_model()
+        asked = self.asked_name
         if listed and not any(same_model(asked, name) for name in listed) and self._first("listed"):
             self.other_models.update(listed)
             log.warning("the server%s lists the model %s, not %r (llm.model=%s), and answers anyway: it serves "
