@@ -49,8 +49,14 @@ OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    return COMMANDS[args.what](args, parser)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
-    parser.add_argument("what", choices=["eval", "summary", "llm", "table", "sandbox", "quiet", "overhead"],
+    parser.add_argument("what", choices=sorted(COMMANDS),
                         help="eval: the evaluator; summary: eval's --summary from its --json file, a run "
                              "cut short included; llm: generation/evaluation overlap; "
                              "table: docs/EXPERTS.md from eval --json files (kbx.bench.table); "
@@ -88,63 +94,76 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commands", default="eval,run,run_existing",
                         help="overhead: which to time, of eval, run, run_existing, run_default "
                              "(figures already in --out are added to)")  # fmt: skip
-    args = parser.parse_args(argv)
-    if args.what == "overhead":
-        from kbx.bench.overhead import COMMANDS, bench_overhead, format_overhead_report
+    return parser
 
-        commands = tuple(c for c in args.commands.split(",") if c)
-        if not commands or not set(commands) <= set(COMMANDS):
-            parser.error(f"--commands: a comma-separated choice of {', '.join(COMMANDS)}")
-        out = Path(args.out or OVERHEAD_OUT)
-        report = bench_overhead(out, args.category, args.workers, args.hardware, args.repeats, commands,
-                                tuple(args.task), args.gpus)
-        print(format_overhead_report(report))
-        return 0
-    if args.what == "summary":
-        if len(args.results) != 1 or not args.summary:
-            parser.error("summary: one eval --json file and --summary OUT")
-        report = with_partial_run(json.loads(Path(args.results[0]).read_text()))
-        write_summary(report, args.summary, " ".join(sys.argv))
-        print(format_report(report))
-        return 0
-    if args.what == "table":
-        from kbx.bench.table import TableError, write_table
 
-        try:
-            text = write_table(args.results or ([args.json_out] if args.json_out else []), args.out)
-        except TableError as exc:
-            print(f"kbx: error: {exc}", file=sys.stderr)
-            return EXIT_USER_ERROR
-        if not args.out:
-            print(text, end="")
-        return 0
-    if args.what == "quiet":
-        from kbx.bench.quiet import format_quiet_report, neighbour_runs, quiet_report
-        from kbx.driver.evaluator import EvalSettings, Evaluator
+def _overhead(args, parser) -> int:
+    from kbx.bench.overhead import COMMANDS as TIMED, bench_overhead, format_overhead_report
 
-        with Evaluator(EvalSettings(device="cuda", workers=args.workers)) as ev:
-            report = quiet_report(neighbour_runs(ev))
-        if args.json_out:
-            Path(args.json_out).write_text(json.dumps(report, indent=1))
-        print(format_quiet_report(report))
-        return 0
-    if args.what == "sandbox":
-        from kbx.bench.sandbox import bench_sandbox, format_sandbox_report
+    commands = tuple(c for c in args.commands.split(",") if c)
+    if not commands or not set(commands) <= set(TIMED):
+        parser.error(f"--commands: a comma-separated choice of {', '.join(TIMED)}")
+    out = Path(args.out or OVERHEAD_OUT)
+    report = bench_overhead(out, args.category, args.workers, args.hardware, args.repeats, commands,
+                            tuple(args.task), args.gpus)
+    print(format_overhead_report(report))
+    return 0
 
-        report = bench_sandbox(args.pairs)
-        if args.json_out:
-            Path(args.json_out).write_text(json.dumps(report, indent=1))
-        print(format_sandbox_report(report))
-        return 0
-    if args.what == "llm":
-        from kbx.bench.llm import bench_llm, format_llm_report
 
-        report = bench_llm(args.tasks, args.latency, args.concurrency, args.workers, args.rounds,
-                           args.rate_limited, args.retry_after, args.server_errors)  # fmt: skip
-        if args.json_out:
-            Path(args.json_out).write_text(json.dumps(report, indent=1))
-        print(format_llm_report(report))
-        return 0
+def _summary(args, parser) -> int:
+    if len(args.results) != 1 or not args.summary:
+        parser.error("summary: one eval --json file and --summary OUT")
+    report = with_partial_run(json.loads(Path(args.results[0]).read_text()))
+    write_summary(report, args.summary, " ".join(sys.argv))
+    print(format_report(report))
+    return 0
+
+
+def _table(args, parser) -> int:
+    from kbx.bench.table import TableError, write_table
+
+    try:
+        text = write_table(args.results or ([args.json_out] if args.json_out else []), args.out)
+    except TableError as exc:
+        print(f"kbx: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    if not args.out:
+        print(text, end="")
+    return 0
+
+
+def _quiet(args, parser) -> int:
+    from kbx.bench.quiet import format_quiet_report, neighbour_runs, quiet_report
+    from kbx.driver.evaluator import EvalSettings, Evaluator
+
+    with Evaluator(EvalSettings(device="cuda", workers=args.workers)) as ev:
+        report = quiet_report(neighbour_runs(ev))
+    return _print_report(args, report, format_quiet_report)
+
+
+def _sandbox(args, parser) -> int:
+    from kbx.bench.sandbox import bench_sandbox, format_sandbox_report
+
+    return _print_report(args, bench_sandbox(args.pairs), format_sandbox_report)
+
+
+def _llm(args, parser) -> int:
+    from kbx.bench.llm import bench_llm, format_llm_report
+
+    report = bench_llm(args.tasks, args.latency, args.concurrency, args.workers, args.rounds,
+                       args.rate_limited, args.retry_after, args.server_errors)  # fmt: skip
+    return _print_report(args, report, format_llm_report)
+
+
+def _print_report(args, report: dict, render) -> int:
+    """--json keeps the report; the rendering is printed."""
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report, indent=1))
+    print(render(report))
+    return 0
+
+
+def _eval(args, parser) -> int:
     try:
         report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out, args.gpus, args.limit,
                             args.method, args.mode, args.judges)  # fmt: skip
@@ -155,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.summary:
         write_summary(report, args.summary, " ".join(sys.argv))
     return 0
+
+
+COMMANDS = {"eval": _eval, "summary": _summary, "llm": _llm, "table": _table, "sandbox": _sandbox,
+            "quiet": _quiet, "overhead": _overhead}  # fmt: skip
 
 
 def write_summary(report: dict, path: str, command: str) -> None:
@@ -179,7 +202,6 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     import torch
 
     from kbx.driver.evaluator import EvalSettings
-    from kbx.driver.pool import open_evaluator
     from kbx.tasks import discover, select
 
     tasks = interleave_categories([t for t in select(discover(), task_ids, category) if t.expert_path])
@@ -196,47 +218,61 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
     print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
     for k in range(runs):
-        started = time.perf_counter()
-        done: list[dict] = []
-        load = HostLoad()
-        gpu_load = GpuLoad(list(range(gpus)) if device == "cuda" else [])
-
-        def progress(i, r, k=k, started=started, done=done, load=load, gpu_load=gpu_load):
-            why = f"  ({r.reason[:150]})" if r.status.value != "ok" else ""
-            if r.harness_failures:  # kbx's own failures, redone: what a faster, steadier schedule must remove
-                why += f"  (redone {r.harness_retries}x: {'; '.join(f[:120] for f in r.harness_failures)})"
-            if r.status.value == "crashed" and r.output_tail:
-                why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
-            print(f"run {k} +{time.perf_counter() - started:6.1f}s {r.task:40s} {r.status.value:14s} "
-                  f"check {r.check_s:5.2f}s (frozen {r.paused_s:5.2f}s) judge {r.judge_s:5.2f}s "
-                  f"baseline {r.baseline_s:5.2f}s time {r.time_s:5.2f}s alone {r.exclusive_s:5.2f}s "
-                  f"(longest {r.max_window_s:4.2f}s){why}", flush=True)  # fmt: skip
-            done.append(r.to_dict())
-            if json_out:  # partial runs too, so a benchmark cut short still leaves its figures
-                partial = {"run": k, "wall_s": time.perf_counter() - started, "records": done, **load.figures(),
-                           **gpu_load.figures()}  # fmt: skip
-                Path(json_out).write_text(json.dumps({**report, "partial": partial}, indent=1))
-
-        try:
-            with open_evaluator(settings, range(gpus)) as ev:
-                stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
-                try:
-                    records = ev.evaluate(attempts, on_record=progress)
-                except KeyboardInterrupt:
-                    stop.set()
-                    kept = f"in {json_out}" if json_out else "printed above (no --json)"
-                    exit_interrupted(f"kbx.bench: interrupted: run {k}'s {len(done)} of {len(attempts)} records kept "
-                                     f"({kept})", ev.close)  # fmt: skip
-                finally:
-                    stop.set()
-                startups = ev.judge_startups()
-        finally:
-            gpu_load.stop()
-        report["runs"].append({"wall_s": time.perf_counter() - started, "records": [r.to_dict() for r in records],
-                               **load.figures(), **gpu_load.figures(), **judge_start_figures(startups, done)})  # fmt: skip
+        report["runs"].append(_timed_run(k, settings, attempts, gpus if device == "cuda" else 0, report, json_out))
         if json_out:
             Path(json_out).write_text(json.dumps(report, indent=1))
     return report
+
+
+def _timed_run(k: int, settings, attempts: list, gpus: int, report: dict, json_out: str) -> dict:
+    """Run `k` of the benchmark: every attempt once, with the host's and GPUs' load beside it."""
+    from kbx.driver.pool import open_evaluator
+
+    progress = _RunProgress(k, report, json_out, gpus)
+    try:
+        with open_evaluator(settings, range(max(gpus, 1))) as ev:
+            stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
+            try:
+                records = ev.evaluate(attempts, on_record=progress)
+            except KeyboardInterrupt:
+                stop.set()
+                kept = f"in {json_out}" if json_out else "printed above (no --json)"
+                exit_interrupted(f"kbx.bench: interrupted: run {k}'s {len(progress.done)} of {len(attempts)} records "
+                                 f"kept ({kept})", ev.close)  # fmt: skip
+            finally:
+                stop.set()
+            startups = ev.judge_startups()
+    finally:
+        progress.gpu_load.stop()
+    return {"wall_s": time.perf_counter() - progress.started, "records": [r.to_dict() for r in records],
+            **progress.load.figures(), **progress.gpu_load.figures(), **judge_start_figures(startups, progress.done)}
+
+
+class _RunProgress:
+    """One line per finished attempt, and the run so far rewritten to --json after each."""
+
+    def __init__(self, k: int, report: dict, json_out: str, gpus: int) -> None:
+        self.k, self.report, self.json_out = k, report, json_out
+        self.started = time.perf_counter()
+        self.done: list[dict] = []
+        self.load = HostLoad()
+        self.gpu_load = GpuLoad(list(range(gpus)))
+
+    def __call__(self, i: int, r) -> None:
+        why = f"  ({r.reason[:150]})" if r.status.value != "ok" else ""
+        if r.harness_failures:  # kbx's own failures, redone: what a faster, steadier schedule must remove
+            why += f"  (redone {r.harness_retries}x: {'; '.join(f[:120] for f in r.harness_failures)})"
+        if r.status.value == "crashed" and r.output_tail:
+            why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
+        print(f"run {self.k} +{time.perf_counter() - self.started:6.1f}s {r.task:40s} {r.status.value:14s} "
+              f"check {r.check_s:5.2f}s (frozen {r.paused_s:5.2f}s) judge {r.judge_s:5.2f}s "
+              f"baseline {r.baseline_s:5.2f}s time {r.time_s:5.2f}s alone {r.exclusive_s:5.2f}s "
+              f"(longest {r.max_window_s:4.2f}s){why}", flush=True)  # fmt: skip
+        self.done.append(r.to_dict())
+        if self.json_out:  # partial runs too, so a benchmark cut short still leaves its figures
+            partial = {"run": self.k, "wall_s": time.perf_counter() - self.started, "records": self.done,
+                       **self.load.figures(), **self.gpu_load.figures()}  # fmt: skip
+            Path(self.json_out).write_text(json.dumps({**self.report, "partial": partial}, indent=1))
 
 
 def judge_start_figures(startups: list[dict[str, float]], finished: list[dict]) -> dict:
