@@ -13,8 +13,8 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 from mlflow_server import ENV, free_port, start_mlflow_server, stop
 
-from kbx.sync import PENDING_TAG, SOURCE_TAG
 from kbx.sync import main as sync_main
+from kbx.tracking.sync import PENDING_TAG, SOURCE_TAG
 from kbx.tracking.tracker import experiment_artifact_location
 
 REPO = Path(__file__).resolve().parents[1]
@@ -163,8 +163,8 @@ def test_task_runs_in_the_companion_experiment_come_home_under_their_job(tmp_pat
     from kbx.core.hardware import load_profiles
     from kbx.core.record import EvalRecord, Status
     from kbx.methods.loop import Judged, TaskResult
-    from kbx.sync import sync
     from kbx.tasks import discover
+    from kbx.tracking.sync import sync
     from kbx.tracking.tracker import Tracker
 
     src_uri, dst_uri = f"sqlite:///{tmp_path}/src/mlflow.db", f"sqlite:///{tmp_path}/dst/mlflow.db"
