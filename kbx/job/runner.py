@@ -1,7 +1,8 @@
 """One Hydra job: resolve hardware, select tasks, build the method, evaluate, track, summarise.
 
 Everything that can be wrong with the configuration is checked in `Job.prepare`, before any
-worker starts or any run is created.
+worker starts or any run is created: its types and values by the schema (kbx/job/schema.py, through
+kbx.job.preflight), what depends on this machine and the endpoints here.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from kbx.tasks.spec import TaskInfo
 
 log = logging.getLogger("kbx")
 
-BACKENDS = ("local", "ray")
 PLAIN_PROGRESS_EVERY_S = 30.0  # progress lines where stderr is no terminal: often enough to see a run move
 # How a job is run, not what it computes: left out of its identity (config_hash), so a job cut short
 # on one backend or Slurm partition is taken up on another.
@@ -67,7 +67,7 @@ class Job:
     def prepare(cls, cfg: DictConfig, root: Path) -> Job:
         preflight.check_config(cfg, root)
         preflight.check_tracking(str(cfg.tracking_uri or ""))
-        if check_backend(cfg) == "ray":  # the GPUs are the Ray actors'; the pool checks them when it starts
+        if eval_backend(cfg) == "ray":  # the GPUs are the Ray actors'; the pool checks them when it starts
             hardware = hw.from_config(cfg.hardware)
         else:
             hardware = hw.resolve(hw.from_config(cfg.hardware), hw.load_profiles(), force=bool(cfg.hardware.get("force")))
@@ -108,7 +108,7 @@ class Job:
 
         cfg = self.cfg
         params = self.params()
-        tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": check_backend(cfg), **(tags or {})}
+        tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": eval_backend(cfg), **(tags or {})}
         # A store that does not exist yet holds no run to resume: judging starts while it is created,
         # unless a candidate could take the driver down before its run exists (kbx.tracking.job_runs).
         resume = bool(cfg.get("resume", True))
@@ -247,7 +247,7 @@ class Job:
     def ray_settings(self) -> RaySettings | None:
         """The Ray pool's settings with `eval.backend=ray`, else None (evaluation on this host)."""
         e = self.cfg.eval
-        if check_backend(self.cfg) != "ray":
+        if eval_backend(self.cfg) != "ray":
             return None
         force = bool(self.cfg.hardware.get("force"))
         return RaySettings(address=str(e.ray_address), actors=int(e.ray_actors),
@@ -315,23 +315,9 @@ def quarantined(tasks: list[TaskInfo], journal: InFlightJournal, settings: EvalS
     return out
 
 
-def check_backend(cfg: DictConfig) -> str:
-    """`eval.backend`, checked with the keys that go with it; "local" when the config has none."""
-    e = cfg.eval
-    backend = e.get("backend", "local")
-    if backend not in BACKENDS:
-        raise ConfigError(f"eval.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if backend == "ray":
-        actors = e.get("ray_actors")
-        if not isinstance(actors, int) or isinstance(actors, bool) or actors < 0:
-            raise ConfigError(f"eval.ray_actors must be a non-negative integer (0: one per GPU), got {actors!r}")
-        if cfg.hardware.name == "auto":
-            raise ConfigError("eval.backend=ray needs a named hardware profile (hardware=cpu, h100, ...): the GPUs "
-                              "are the Ray workers', so hardware=auto cannot detect them here")  # fmt: skip
-        if cfg.hardware.get("gpus") not in (None, hw.ALL_GPUS) and list(cfg.hardware.gpus):
-            raise ConfigError("hardware.gpus picks GPUs of this host; with eval.backend=ray Ray places one actor per "
-                              "GPU: set eval.ray_actors instead")  # fmt: skip
-    return backend
+def eval_backend(cfg: DictConfig) -> str:
+    """`eval.backend` ("local" or "ray", checked by the schema with the keys that go with it)."""
+    return str(cfg.eval.backend)
 
 
 def builder_params(method_cfg: DictConfig) -> set[str]:
@@ -363,11 +349,6 @@ def build_llm(cfg: DictConfig, root: Path):
     from kbx.llm.keys import api_key
 
     c = OmegaConf.to_container(cfg.llm, resolve=True)
-    for key in ("concurrency", "retries", "rate_limit_retries", "max_tokens"):
-        if not isinstance(c[key], int) or isinstance(c[key], bool) or c[key] < 0:
-            raise ConfigError(f"llm.{key} must be a non-negative integer, got {c[key]!r}")
-    for key in ("price_in_usd_per_mtok", "price_out_usd_per_mtok"):
-        _non_negative_number(f"llm.{key}", c[key])
     cache_dir = Path(str(c["cache_dir"]))
     settings = LLMSettings(
         model=str(c["model"] or ""), api_base=str(c["api_base"] or ""), api_key=api_key(c),
@@ -389,17 +370,7 @@ def job_caps(cfg: DictConfig):
     """budget.max_cost_usd and budget.max_total_tokens: the whole job's caps (0: none)."""
     from kbx.llm.budget import JobCaps
 
-    b = cfg.budget
-    cost, tokens = b.get("max_cost_usd", 0), b.get("max_total_tokens", 0)
-    _non_negative_number("budget.max_cost_usd", cost)
-    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
-        raise ConfigError(f"budget.max_total_tokens must be a non-negative integer (0: no cap), got {tokens!r}")
-    return JobCaps(max_cost_usd=float(cost), max_tokens=int(tokens))
-
-
-def _non_negative_number(name: str, value) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
-        raise ConfigError(f"{name} must be a non-negative number, got {value!r}")
+    return JobCaps(max_cost_usd=float(cfg.budget.max_cost_usd), max_tokens=int(cfg.budget.max_total_tokens))
 
 
 def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
@@ -407,9 +378,6 @@ def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
     from kbx.methods.llm import Budget
 
     p, b = cfg.prompt, cfg.budget
-    for key in ("max_calls", "max_tokens"):
-        if not isinstance(b[key], int) or isinstance(b[key], bool) or b[key] < 0:
-            raise ConfigError(f"budget.{key} must be a non-negative integer (0: no cap), got {b[key]!r}")
     prompt = PromptSettings(name=str(p.name), example=bool(p.example), hardware=bool(p.hardware), math=bool(p.math))
     seeds = tuple(int(x) for x in cfg.eval.public_seeds)
     return {"llm": llm, "prompt": prompt, "hardware": hardware, "public_seeds": seeds,

@@ -21,7 +21,7 @@ import re
 
 from kbx.core.record import EvalRecord
 from kbx.llm.prompt import feedback
-from kbx.methods.base import MethodError, Proposal
+from kbx.methods.base import Proposal
 from kbx.methods.llm import LLMMethod, common_args
 from kbx.tasks.spec import TaskInfo
 
@@ -148,9 +148,6 @@ def _failed_streak(mine: list) -> int:
 def build_geak(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), candidates: int = 4,
                ancestors: int = 5, judge: bool = True, mutation: bool = False, max_debug: int = 5,
                temperature: float = 1.0, name: str = "geak") -> Geak:  # fmt: skip
-    for key, value in (("candidates", candidates), ("ancestors", ancestors), ("max_debug", max_debug)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise MethodError(f"method.{key} must be a positive integer, got {value!r}")
     return Geak(*common_args(llm, prompt, hardware, budget), candidates=candidates, ancestors=ancestors,
                 judge=bool(judge), mutation=bool(mutation), max_debug=max_debug, temperature=float(temperature),
                 public_seeds=tuple(public_seeds))  # fmt: skip

@@ -16,7 +16,7 @@ import re
 
 from kbx.core.record import EvalRecord
 from kbx.llm.prompt import feedback
-from kbx.methods.base import MethodError, Proposal
+from kbx.methods.base import Proposal
 from kbx.methods.llm import LLMMethod, common_args
 from kbx.tasks.spec import TaskInfo
 
@@ -107,9 +107,6 @@ def build_kernelagent(llm=None, prompt=None, hardware=None, budget=None, public_
                       history_size: int = 8, test_call: bool = True, first_pass_wins: bool = True,
                       seed_temperature: float = 0.8, temperature_step: float = 0.1,
                       name: str = "kernelagent") -> KernelAgent:  # fmt: skip
-    for key, value in (("workers", workers), ("history_size", history_size)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise MethodError(f"method.{key} must be a positive integer, got {value!r}")
     return KernelAgent(*common_args(llm, prompt, hardware, budget), workers=workers, history_size=history_size,
                        test_call=bool(test_call), first_pass_wins=bool(first_pass_wins),
                        seed_temperature=float(seed_temperature), temperature_step=float(temperature_step),

@@ -171,16 +171,10 @@ def build_oneshot(llm=None, prompt=None, hardware=None, budget=None, name: str =
 
 def build_best_of_n(llm=None, prompt=None, hardware=None, budget=None, n: int = 4, temperature: float = 0.8,
                     name: str = "best_of_n") -> BestOfN:  # fmt: skip
-    if not isinstance(n, int) or n < 1:
-        raise MethodError(f"method.n must be a positive integer, got {n!r}")
     return BestOfN(*common_args(llm, prompt, hardware, budget), n=n, temperature=float(temperature))
 
 
 def build_iterative(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), feedback: str = "E",
                     history: str = "last", stop_when_correct: bool = False, name: str = "iterative") -> Iterative:  # fmt: skip
-    if feedback not in FEEDBACK_LEVELS:
-        raise MethodError(f"method.feedback must be one of {', '.join(FEEDBACK_LEVELS)}, got {feedback!r}")
-    if history not in HISTORY_MODES:
-        raise MethodError(f"method.history must be one of {', '.join(HISTORY_MODES)}, got {history!r}")
     return Iterative(*common_args(llm, prompt, hardware, budget), feedback=feedback, history=history,
                      stop_when_correct=bool(stop_when_correct), public_seeds=tuple(public_seeds))  # fmt: skip

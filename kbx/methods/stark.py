@@ -22,7 +22,7 @@ import zlib
 
 from kbx.core.record import EvalRecord
 from kbx.llm.prompt import feedback
-from kbx.methods.base import MethodError, Proposal
+from kbx.methods.base import Proposal
 from kbx.methods.llm import LLMMethod, common_args
 from kbx.tasks.spec import TaskInfo
 
@@ -180,11 +180,6 @@ def _speed(node: Node) -> str:
 def build_stark(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), epsilon: float = 0.35,
                 n_root: int = 5, n_child_max: int = 3, leaderboard: int = 5, plan_temperature: float = 0.8,
                 code_temperature: float = 0.1, seed: int = 0, name: str = "stark") -> Stark:  # fmt: skip
-    if not 0.0 <= float(epsilon) <= 1.0:
-        raise MethodError(f"method.epsilon must be within [0, 1], got {epsilon!r}")
-    for key, value in (("n_root", n_root), ("n_child_max", n_child_max), ("leaderboard", leaderboard)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise MethodError(f"method.{key} must be a positive integer, got {value!r}")
     return Stark(*common_args(llm, prompt, hardware, budget), epsilon=float(epsilon), n_root=n_root,
                  n_child_max=n_child_max, leaderboard=leaderboard, plan_temperature=float(plan_temperature),
                  code_temperature=float(code_temperature), seed=int(seed), public_seeds=tuple(public_seeds))  # fmt: skip
