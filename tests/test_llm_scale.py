@@ -200,8 +200,10 @@ def test_a_cost_cap_needs_a_price(tmp_path):
         build_llm(compose(*base, "budget.max_cost_usd=1.0"), tmp_path)
     priced = build_llm(compose(*base, "budget.max_cost_usd=1.0", "llm.price_in_usd_per_mtok=3"), tmp_path)
     assert priced.budget.caps.max_cost_usd == 1.0
-    with pytest.raises(ConfigError, match="budget.max_total_tokens must be a non-negative integer"):
-        build_llm(compose(*base, "budget.max_total_tokens=-1"), tmp_path)
+    from kbx.job import schema
+
+    with pytest.raises(ConfigError, match="budget.max_total_tokens: expected an integer >= 0, got -1"):
+        schema.check(compose(*base, "budget.max_total_tokens=-1"))  # Job.prepare checks it before build_llm
 
 
 @pytest.mark.e2e

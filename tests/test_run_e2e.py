@@ -97,14 +97,14 @@ def test_multirun_predictions_rounds_and_no_secret_leak(kbx_cli, tmp_path):
     [
         ("method=nope", "Could not find 'method/nope'"),
         ("category=nope", "Could not find 'category/nope'"),
-        ("iteration.rounds=0", "iteration.rounds must be a positive integer"),
+        ("iteration.rounds=0", "iteration.rounds: expected an integer >= 1, got 0"),
         ("task=Nope/thing", "unknown task(s) Nope/thing"),
         ("hardware=h100", "hardware=h100 was requested but"),
         ("method=predictions", "predictions file not found"),
-        ("experiment=", "experiment must name an MLflow experiment"),
-        ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb must be at least 2"),
-        ("eval.check_timeout_s=-5", "eval.check_timeout_s must be a positive number of seconds, got -5"),
-        ("++method.path=preds.jsonl", "method.path is not a setting of method=reference (it belongs to method=predictions)"),
+        ("experiment=", "experiment: expected a non-empty string"),
+        ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb: expected a number >= 2"),
+        ("eval.check_timeout_s=-5", "eval.check_timeout_s: expected a number > 0, got -5"),
+        ("++method.path=preds.jsonl", "method.path: not a setting of method=reference (it belongs to method=predictions)"),
     ],
 )
 def test_bad_overrides_fail_before_any_work(kbx_cli, tmp_path, override, message):

@@ -77,10 +77,10 @@ def explain(schema: dict, data, error: dict) -> str:
     spot = _locate(schema, data, loc)
     key = ".".join(spot.path)
     if kind in ("union_tag_invalid", "union_tag_not_found"):
-        tag = error["ctx"]["discriminator"].strip("'")
+        prop = error["ctx"]["discriminator"].strip("'")  # the key that names the option: method.name
         tags = sorted(spot.node["discriminator"]["mapping"])
         got = f"got {_shown(error['ctx']['tag'])}" if kind == "union_tag_invalid" else "missing"
-        return f"{_join(key, tag)}: expected one of {', '.join(tags)}, {got}"
+        return f"{_join(key, prop)}: expected one of {', '.join(tags)}, {got}"
     if kind in (RULE_ERROR, "value_error", "assertion_error"):
         message = error["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
         return f"{key}: {message}" if key else message
