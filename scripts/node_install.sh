@@ -48,7 +48,7 @@ VPY="$VENV/bin/python"
 
 echo "kbx: installed in $VENV; smoke check:"
 cd "$REPO"
-"$VPY" -m kbx.tasks --json | "$VPY" -c "import json, sys; print('kbx:', len(json.load(sys.stdin)), 'tasks')"
+"$VPY" -m kbx.quality --json | "$VPY" -c "import json, sys; print('kbx:', len(json.load(sys.stdin)), 'tasks')"
 "$VPY" - <<'EOF'
 import importlib.metadata as md
 
