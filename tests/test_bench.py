@@ -229,7 +229,7 @@ def test_the_report_gives_the_judges_start_up_and_their_first_requests_cost():
 
 
 def test_the_commit_named_by_kbx_commit_wins_over_a_stale_checkouts(monkeypatch):
-    """A tree copied onto a lent GPU machine carries old git metadata: KBX_COMMIT names the code."""
+    """A tree copied onto a GPU machine carries old git metadata: KBX_COMMIT names the code."""
     from kbx.bench.suite import _commit
 
     monkeypatch.delenv("KBX_COMMIT", raising=False)

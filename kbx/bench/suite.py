@@ -424,8 +424,8 @@ def _pct(fraction: float | None) -> float | None:
 
 
 def _commit() -> str:
-    """KBX_COMMIT where set (a tree copied with stale or no git metadata, as onto a lent GPU
-    machine), else the checkout's commit."""
+    """KBX_COMMIT where set (a tree copied onto a GPU machine with stale or no git metadata), else
+    the checkout's commit."""
     import os
 
     if os.environ.get("KBX_COMMIT"):
