@@ -1,5 +1,5 @@
 """`python -m kbx.sweep SWEEP.yaml [n_trials=N] [storage=URL] [study=NAME] [kbx.run overrides...]`:
-an Optuna study over kbx.run configurations; see sweeps/*.yaml and the README's "Sweeps" section."""
+an Optuna study over kbx.run configurations; see sweeps/*.yaml and docs/SWEEPS.md."""
 
 from __future__ import annotations
 
