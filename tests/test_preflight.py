@@ -175,8 +175,8 @@ def test_a_multirun_expands_into_jobs_as_hydras_basic_sweeper_does():
     from kbx.run import _jobs
 
     jobs = _jobs(["method=reference,predictions", "hardware=cpu", "category=math,fusion"])
-    assert jobs == [["method=reference", "hardware=cpu", "category=math"], ["method=reference", "hardware=cpu", "category=fusion"],
-                    ["method=predictions", "hardware=cpu", "category=math"], ["method=predictions", "hardware=cpu", "category=fusion"]]  # fmt: skip
+    assert jobs == [[f"method={m}", "hardware=cpu", f"category={c}"]
+                    for m in ("reference", "predictions") for c in ("math", "fusion")]  # fmt: skip
     assert _jobs(["task=[Math/add,Math/sub]"]) == [["task=[Math/add,Math/sub]"]]  # a list is one value
     assert _jobs(["iteration.rounds=range(1,3)"]) == [["iteration.rounds=1"], ["iteration.rounds=2"]]
     with pytest.raises(ConfigError):

@@ -6,8 +6,8 @@
 Judges every expert kernel (`--method inductor`: torch.compile of every such task's reference instead;
 the report's `method` says which) (the full pipeline: worker, judge, timing) in `--runs` separate
 evaluator instances and reports: (a) wall time per kernel and the split by stage, projected to the
-whole suite (every task in the registry); (b) timing repeatability between runs, as the median and p95 of the relative
-change of each shape's median; (c) for memory-bound shapes, the kernels' GB/s against the device's
+whole suite (every task in the registry); (b) timing repeatability between runs, as the median and
+p95 of the relative change of each shape's median; (c) for memory-bound shapes, the kernels' GB/s against the device's
 measured copy bandwidth. Needs only torch, triton and kbx (no MLflow or Hydra), so it runs as is
 on a bare GPU machine.
 """

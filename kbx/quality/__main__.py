@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tail-model", default="exact", choices=["exact", "truncating", "expert"],
                         help="audit --tail: operands rounded to TF32 (cuBLAS), truncated (Triton's tl.dot), or the "
                              "expert kernel itself (on a GPU)")  # fmt: skip
-    parser.add_argument("--case", default="all", help="audit --tail: only the case of this name (default: every random case)")
+    parser.add_argument("--case", default="all",
+                        help="audit --tail: only the case of this name (default: every random case)")
     parser.add_argument("--out", default="",
                         help="audit: write the markdown table here (docs/TOLERANCES.md; on a GPU e.g. "
                              "docs/TOLERANCES_H100.md)")  # fmt: skip
