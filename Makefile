@@ -2,7 +2,7 @@
 #   make run   - set up .venv, then run the default job (expert kernels, all tasks, local MLflow store)
 #   make test  - set up .venv, then run the test suite
 #   make services / services-stop / services-status - local PostgreSQL + MLflow tracking server
-#                (scripts/services.sh; see README "Scaling out")
+#                (scripts/services.sh; see docs/SCALING.md)
 # Set-up reuses a torch that the system Python already has (e.g. a CUDA build on a GPU machine);
 # otherwise it installs the CPU build of torch 2.13 first, so no CUDA wheels are downloaded.
 # The .[cluster] extra (Ray, Hydra's submitit launcher) comes with it: the tests run both; so do

@@ -25,7 +25,7 @@ SHOWN_JOBS = 2  # job ids spelled out per figure; the records hold all of them
 ID_CHARS = 8  # a run id's prefix, enough to find it in the MLflow UI's search
 
 # Why kbx's figure can differ from the paper's, per family of figures (the first part of the key).
-# Facts from the paper's setup and the upstream harness (see the README's notes on upstream).
+# Facts from the paper's setup and the upstream harness (summed up in docs/ANALYSIS.md, "kbx against the paper").
 CORPUS = ("kbx judges the GEAK kernels upstream kept (the shared corpus: 120 kernels of 52 tasks, of which kbx has "
           "the tasks it judges; upstream logged only changes and speedup gains, so a round's kernel is missing where "
           "it did not change), not GEAK's full run over 176 tasks")  # fmt: skip

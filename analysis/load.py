@@ -23,10 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kbx.tracking.ui_links import tasks_experiment
+from kbx.tracking.ui_links import PARENT_TAG, tasks_experiment
 
 ROLE_TAG = "kbx.role"
-PARENT_TAG = "mlflow.parentRunId"
 STATUS_TAG = "kbx.status"
 UNJUDGED = ("harness_error", "quarantined")  # kbx.core.record.Status values that are no verdict
 DEFAULT_STORE = Path("mlruns") / "mlflow.db"  # kbx's default, relative to the working directory

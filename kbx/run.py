@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
-import os
 import sys
 from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
-
-# litellm fetches a price map over the network when imported unless told not to (stack-facts.md).
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
@@ -42,6 +39,8 @@ def preflight(argv: list[str]) -> str:
     (kbx.sweeps.compose.keys_forced), so a misspelt key is the schema's error, which names the
     nearest key, and never Hydra's. What Hydra itself cannot compose (an unknown group option, bad
     syntax) is left to Hydra, whose errors list the valid options."""
+    # Hydra's own command-line parser: Hydra has no public one, and a copy here would drift from the
+    # options (and which of them take a value) that Hydra accepts.
     from hydra._internal.utils import get_args_parser
 
     from kbx.core.errors import USER_ERRORS, ConfigError
@@ -80,18 +79,27 @@ def preflight(argv: list[str]) -> str:
 
 
 def _jobs(overrides: list[str]) -> list[list[str]]:
-    """The overrides of each job of a -m sweep, in Hydra's order."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    """The overrides of each job of a -m sweep, as Hydra's basic sweeper expands them (through Hydra's
+    public Override API): the product of every choice list and range, in the order given. An interval
+    sweep, which the basic sweeper refuses (it lists no values), is a ConfigError, as bad syntax is."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
     from kbx.core.errors import ConfigError
 
     try:
-        sweep = OverridesParser.create().parse_overrides(overrides)
-        return [job for batch in BasicSweeper.split_arguments(sweep, None) for job in batch]
+        choices = {}
+        for o in OverridesParser.create().parse_overrides(overrides):
+            key = o.get_key_element()
+            if not o.is_sweep_override():
+                choices[key] = [f"{key}={o.get_value_element_as_str()}"]
+            elif o.is_discrete_sweep():
+                choices[key] = [f"{key}={value}" for value in o.sweep_string_iterator()]
+            else:
+                raise ConfigError(f"kbx.run -m expands choice lists only, not {o.value_type.name} ({key})")
     except HydraException as exc:
         raise ConfigError(str(exc)) from None
+    return [list(job) for job in itertools.product(*choices.values())]
 
 
 def _is_hydra(override: str) -> bool:

@@ -1,4 +1,4 @@
-"""Shared fixtures and markers. `gpu` tests run only where CUDA is available (the device machine)."""
+"""Shared fixtures and markers. `gpu` tests run only where CUDA is available (a GPU machine)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def pytest_collection_modifyitems(config, items):
 
     if torch.cuda.is_available():
         return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the device machine)")
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (run on a GPU machine)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)

@@ -64,6 +64,13 @@ def test_summary_of_a_report_from_before_the_split_fields():
     assert s["exclusive_share"] == 0.0 and s["max_exclusive_s"] == 0.0 and len(s["runs"]) == 1
 
 
+def test_the_projection_is_to_every_task_of_the_registry():
+    from kbx.tasks import discover
+
+    s = summarize({"n_kernels": 2, "gpus": 1, "runs": [{"wall_s": 3.0, "records": []}]})
+    assert s["suite_projection_s"] == pytest.approx(1.5 * len(discover()))
+
+
 def test_the_summary_data_has_the_keys_the_plots_read():
     def rec(ms, window):
         return {"task": "Math/add", "status": "ok", "exclusive_s": window, "max_window_s": window,
@@ -222,7 +229,7 @@ def test_the_report_gives_the_judges_start_up_and_their_first_requests_cost():
 
 
 def test_the_commit_named_by_kbx_commit_wins_over_a_stale_checkouts(monkeypatch):
-    """A tree copied onto a lent GPU machine carries old git metadata: KBX_COMMIT names the code."""
+    """A tree copied onto a GPU machine carries old git metadata: KBX_COMMIT names the code."""
     from kbx.bench.suite import _commit
 
     monkeypatch.delenv("KBX_COMMIT", raising=False)

@@ -169,3 +169,15 @@ def test_a_tracking_server_slow_to_answer_is_reachable_one_that_never_answers_is
             preflight.check_tracking(uri, timeout_s=0.2)
     finally:
         server.shutdown()
+
+
+def test_a_multirun_expands_into_jobs_as_hydras_basic_sweeper_does():
+    from kbx.run import _jobs
+
+    jobs = _jobs(["method=reference,predictions", "hardware=cpu", "category=math,fusion"])
+    assert jobs == [[f"method={m}", "hardware=cpu", f"category={c}"]
+                    for m in ("reference", "predictions") for c in ("math", "fusion")]  # fmt: skip
+    assert _jobs(["task=[Math/add,Math/sub]"]) == [["task=[Math/add,Math/sub]"]]  # a list is one value
+    assert _jobs(["iteration.rounds=range(1,3)"]) == [["iteration.rounds=1"], ["iteration.rounds=2"]]
+    with pytest.raises(ConfigError):
+        _jobs(["llm.temperature=interval(0,1)"])

@@ -238,7 +238,7 @@ def test_audit_cli_writes_the_command_it_ran_and_refuses_a_missing_directory(kbx
     assert text.startswith("# Tolerance audit\n") and f"`python -m kbx.quality audit --task LinearAlgebra/qr --out {out}`" in text
     assert "| LinearAlgebra/qr | n512 |" not in text and "| identity |" in text
     code, _, err = kbx_cli("kbx.quality", "audit", "--task", "LinearAlgebra/qr", "--out", str(tmp_path / "no" / "t.md"))
-    assert code == 2 and err.strip().startswith("kbx.tasks: error: --out") and len(err.strip().splitlines()) == 1
+    assert code == 2 and err.strip().startswith("kbx.quality: error: --out") and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.gpu

@@ -6,8 +6,8 @@
 Judges every expert kernel (`--method inductor`: torch.compile of every such task's reference instead;
 the report's `method` says which) (the full pipeline: worker, judge, timing) in `--runs` separate
 evaluator instances and reports: (a) wall time per kernel and the split by stage, projected to the
-176-task suite; (b) timing repeatability between runs, as the median and p95 of the relative
-change of each shape's median; (c) for memory-bound shapes, the kernels' GB/s against the device's
+whole suite (every task in the registry); (b) timing repeatability between runs, as the median and
+p95 of the relative change of each shape's median; (c) for memory-bound shapes, the kernels' GB/s against the device's
 measured copy bandwidth. Needs only torch, triton and kbx (no MLflow or Hydra), so it runs as is
 on a bare GPU machine.
 """
@@ -15,6 +15,7 @@ on a bare GPU machine.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import statistics
@@ -29,7 +30,6 @@ from kbx.core.errors import EXIT_USER_ERROR, MethodError
 from kbx.core.interrupt import exit_interrupted
 from kbx.driver.watch import watch
 
-SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
 HEARTBEAT_S = 20.0
@@ -333,11 +333,20 @@ def ridge_point(gpu_name: str) -> float:
     return 0.0
 
 
+@functools.cache
+def suite_size() -> int:
+    """The tasks a full run judges (the registry's, dtype variants included): what a run's seconds
+    per kernel are projected to."""
+    from kbx.tasks import discover
+
+    return len(discover())
+
+
 def summarize(report: dict) -> dict:
     n = report["n_kernels"]
     runs = [_run_figures(run, n, report.get("gpus") or 1) for run in report["runs"]]
     first = report["runs"][0]
-    out = {**runs[0], "runs": runs, "suite_projection_s": runs[0]["s_per_kernel"] * SUITE_SIZE,
+    out = {**runs[0], "runs": runs, "suite_projection_s": runs[0]["s_per_kernel"] * suite_size(),
            "statuses": _statuses(first["records"])}  # fmt: skip
     if len(report["runs"]) > 1:
         out["repeatability"] = repeatability(report["runs"][0]["records"], report["runs"][1]["records"])
@@ -415,8 +424,8 @@ def _pct(fraction: float | None) -> float | None:
 
 
 def _commit() -> str:
-    """KBX_COMMIT where set (a tree copied with stale or no git metadata, as onto a lent GPU
-    machine), else the checkout's commit."""
+    """KBX_COMMIT where set (a tree copied onto a GPU machine with stale or no git metadata), else
+    the checkout's commit."""
     import os
 
     if os.environ.get("KBX_COMMIT"):
@@ -525,7 +534,7 @@ def format_report(report: dict) -> str:
     for k, run in enumerate(s["runs"]):
         cut = f" (cut short: {run['kernels']} kernels)" if run["partial"] else ""
         lines.append(f"(a) run {k}{cut}: wall {run['wall_s']:.1f} s, {run['s_per_kernel']:.2f} s/kernel -> "
-                     f"{run['s_per_kernel'] * SUITE_SIZE / 60:.1f} min for {SUITE_SIZE} tasks; GPU held alone "
+                     f"{run['s_per_kernel'] * suite_size() / 60:.1f} min for {suite_size()} tasks; GPU held alone "
                      f"{run['exclusive_share']:.0%} of the wall, longest window {run['max_exclusive_s']:.2f} s, most "
                      f"by one attempt {run['max_exclusive_per_attempt_s']:.2f} s; windows (s): "
                      + ", ".join(f"{k} {v:.1f}" for k, v in run["windows_s"].items()) + "; stage sums (s): "

@@ -20,8 +20,9 @@ SUSPECT_SPEEDUP = 10.0  # speedups above this are flagged for review, never trus
 
 @dataclasses.dataclass(frozen=True)
 class TimingPolicy:
-    """Timing knobs. Defaults follow harness-lessons.md: cold L2, warm-up past JIT/autotune,
-    adaptive repetitions until the relative standard error is small, within a time cap."""
+    """Timing knobs, set as GPU kernel benchmarks are best measured: a cold L2 (flushed with over twice
+    its size before each repetition), warm-up past Triton's JIT and autotuning, and repetitions until
+    the relative standard error is small, within a time cap."""
 
     warmup_ms: float = 10.0  # in the window, after the prepare phase's compiling and estimating calls
     min_reps: int = 10

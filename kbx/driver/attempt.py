@@ -474,5 +474,17 @@ def tail(path: Path, chars: int) -> str:
 
 
 def _first_line(text: str) -> str:
+    """The message's first line, as a record's one-line reason (at most 300 characters). A Python
+    traceback in it gives way to the exception it ends with, so "judge failed: Traceback ...
+    ValueError: bad shape" reads "judge failed: ValueError: bad shape", not the traceback's header."""
+    head = "Traceback (most recent call last):"
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
+    if not lines:
+        return ""
+    first = lines[0]
+    if head in first:
+        frames = [i for i, line in enumerate(lines) if line[:1].isspace()]  # "  File ...", "    code"
+        after = frames[-1] + 1 if frames else 1
+        raised = lines[after] if after < len(lines) else lines[-1]
+        first = first.replace(head, raised).strip()
+    return first[:300]

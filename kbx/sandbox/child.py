@@ -203,7 +203,7 @@ def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, sav
 
 def _fast_saves() -> None:
     """torch.save settings for the outputs files, set before the candidate is imported. Measured on
-    an H100 with 7 GB of perf outputs on the GPU (docs/BENCHMARKS.md, twelfth session): 9.7 s as
+    an H100 with 7 GB of perf outputs on the GPU (2026-11-27, docs/BENCHMARKS.md): 9.7 s as
     torch saves by default, 8.2 s without the checksum, 3.6 s copying through pinned memory too. The
     checksum guards against corruption in storage; the judge reads the file once, from memory, and
     judges whatever it holds."""

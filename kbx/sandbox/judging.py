@@ -15,7 +15,9 @@ from kbx.contract.compare import EXCEPTION_KEY, PASS, Outcome, compare, structur
 from kbx.core.record import Mismatch, Status
 from kbx.tasks.spec import TaskInfo
 
-# Errors that are limits of the Triton CPU interpreter, not of the kernel (stack-facts.md §9).
+# Errors that are limits of the Triton CPU interpreter, not of the kernel: it runs no autotuner (no
+# active driver), no libdevice function and no fp16 tl.math.erf, all of which a GPU compiles
+# (docs/DEPENDENCIES.md, "The Triton CPU interpreter").
 INTERPRETER_LIMITS = (
     "0 active drivers",  # @triton.autotune
     "Did you forget to add @triton.jit",  # libdevice functions

@@ -84,7 +84,7 @@ HIDDEN_MIN_SHARE = 0.05
 BUSY_PROBES = 5
 QUIET_POLL_S = 0.002  # between probes while waiting for the GPU to go quiet
 # Probes back to back that must all come back in their own time before a window's repetitions: one is fooled
-# by work a frozen process had queued. On an H200 (2026-12-04, scripts/foreign_queue_probe.py), while another
+# by work a frozen process had queued. On an H200 (2026-12-04, docs/BENCHMARKS.md), while another
 # process's 6 s of queued matmuls drained, 99.1 % of 235 single probes QUIET_POLL_S apart looked quiet and none
 # of 120 bursts of three did; on the idle GPU all 246 bursts did. A context that waited gets the GPU at once,
 # so a probe after a pause runs in its own slice; the next one waits for the other context's slice.

@@ -26,17 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from kbx.tracking.tracker import DB_FILE, Retrying, experiment_artifact_location
-from kbx.tracking.ui_links import tasks_experiment
+from kbx.tracking.tracker import DB_FILE, METRICS_PER_BATCH, Retrying, experiment_artifact_location
+from kbx.tracking.ui_links import PARENT_TAG, tasks_experiment
 
 log = logging.getLogger("kbx")
 
 SOURCE_TAG = "kbx.source_run"
 PENDING_TAG = "kbx.import_pending"
-PARENT_TAG = "mlflow.parentRunId"
 ENDED = ("FINISHED", "FAILED", "KILLED")
 PAGE_SIZE = 1000  # runs per search page
-METRICS_PER_BATCH = 1000  # MLflow's limit per log_batch call
 PARAMS_PER_BATCH = 100  # MLflow's limit per log_batch call (tags too)
 
 

@@ -50,7 +50,9 @@ RESULT_FILE = "result.json"  # in each task's child run: what a resumed job read
 UNFINISHED = ("RUNNING", "FAILED", "KILLED", "SCHEDULED")
 RETRY_ENV = "KBX_TRACKING_RETRY_S"
 RETRY_DEFAULT_S = 120.0
-METRICS_PER_BATCH = 900  # MLflow accepts at most 1000 metrics in one batch
+# MLflow takes at most 1000 entities (metrics, params, tags) in one log_batch call: 900 metrics leave
+# room for the params (at most 100) that go with the first batch.
+METRICS_PER_BATCH = 900
 CREATING_SUFFIX = ".creating-"  # a new sqlite store while MLflow creates its tables (then renamed)
 ROUND_PREFIX = "round_"  # a task run's series of each round's own attempt (the plain names: best so far)
 
@@ -141,7 +143,7 @@ class Tracker:
     def _task_runs(self, parent_id: str) -> list:
         """The job's task runs, in the companion experiment."""
         return self.client.search_runs([self.tasks_experiment_id], max_results=5000,
-                                       filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'")  # fmt: skip
+                                       filter_string=f"tags.`{ui_links.PARENT_TAG}` = '{parent_id}'")  # fmt: skip
 
     def find_resumable(self, params: dict, tags: dict | None = None) -> str | None:
         """The job run to resume: the latest job run of this experiment with the same `config_hash`
@@ -221,7 +223,7 @@ class Tracker:
         Four tracking calls a task (create, one batch of params and metrics, one upload of every
         file, terminate): each call is a store transaction, and a job logs 184 of these."""
         task, best = result.task, result.best()
-        run_tags = {"mlflow.parentRunId": parent_id, "kbx.role": "task", "kbx.method": method,
+        run_tags = {ui_links.PARENT_TAG: parent_id, "kbx.role": "task", "kbx.method": method,
                     "kbx.status": best.status.value, **(tags or {})}  # fmt: skip
         metrics = []
         for k in result.rounds():
