@@ -50,15 +50,16 @@ OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
-    parser.add_argument("what", choices=["eval", "summary", "llm", "table", "sandbox", "quiet", "overhead"],
+    parser.add_argument("what", choices=["eval", "summary", "llm", "table", "sandbox", "quiet", "overhead", "limits"],
                         help="eval: the evaluator; summary: eval's --summary from its --json file, a run "
                              "cut short included; llm: generation/evaluation overlap; "
                              "table: docs/EXPERTS.md from eval --json files (kbx.bench.table); "
                              "sandbox: the sandbox's cost per attempt; "
                              "quiet: honest kernels' verdicts beside background GPU work (GPU); "
-                             "overhead: kbx.run's wall time over eval's on the same tasks")  # fmt: skip
-    parser.add_argument("results", nargs="*", help="table: results files of eval --json (experts, and inductor); "
-                                                   "summary: one such file")  # fmt: skip
+                             "overhead: kbx.run's wall time over eval's on the same tasks; "
+                             "limits: timed shapes against the device's limits (kbx.bench.limits)")  # fmt: skip
+    parser.add_argument("results", nargs="*", help="table, limits: results files of eval --json (experts, and "
+                                                   "inductor); summary: one such file")  # fmt: skip
     parser.add_argument("--out", default="", help="table: write the markdown here (default: print it); "
                                                   "overhead: directory for logs and overhead.json "
                                                   f"(default {OVERHEAD_OUT})")  # fmt: skip
@@ -83,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate-limited", type=float, default=0.0, help="llm: share of calls answered 429 once")
     parser.add_argument("--retry-after", type=float, default=0.0, help="llm: the 429s' Retry-After seconds (0: none)")
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
-    parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile")
+    parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile; limits: the "
+                                                            "profile of results files that do not name their GPU")  # fmt: skip
     parser.add_argument("--repeats", type=int, default=1, help="overhead: times each command is run")
     parser.add_argument("--commands", default="eval,run,run_existing",
                         help="overhead: which to time, of eval, run, run_existing, run_default "
@@ -99,6 +101,15 @@ def main(argv: list[str] | None = None) -> int:
         report = bench_overhead(out, args.category, args.workers, args.hardware, args.repeats, commands,
                                 tuple(args.task), args.gpus)
         print(format_overhead_report(report))
+        return 0
+    if args.what == "limits":
+        from kbx.bench.limits import report as limits_report
+
+        try:
+            print(limits_report(args.results, args.hardware))
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"kbx: error: {exc}", file=sys.stderr)
+            return EXIT_USER_ERROR
         return 0
     if args.what == "summary":
         if len(args.results) != 1 or not args.summary:
@@ -256,7 +267,7 @@ def bench_attempts(tasks: list, method: str, mode: str, device: str) -> list:
     from kbx.contract.attempt import Attempt
 
     if method == "reference":
-        return [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]
+        return [Attempt(t, Path(t.expert_path).read_text(), "expert", expert=True) for t in tasks]
     from kbx.methods.inductor import build
 
     inductor = build(hw.Hardware(name=device, kind=device), mode)  # refuses a CPU and an unknown mode
@@ -291,10 +302,8 @@ def copy_bandwidth_gbps() -> float:
 
 def ridge_point(gpu_name: str) -> float:
     """FLOP/byte above which a shape is compute-bound, from the matching hardware profile (fp32)."""
-    for profile in hw.load_profiles().values():
-        if profile.nvml_match and profile.nvml_match.lower() in gpu_name.lower():
-            return profile.peak_fp32_tflops * 1e12 / (profile.peak_bw_gbs * 1e9)
-    return 0.0
+    profile = hw.profile_for(gpu_name)
+    return profile.peak_fp32_tflops * 1e12 / (profile.peak_bw_gbs * 1e9) if profile else 0.0
 
 
 def summarize(report: dict) -> dict:
