@@ -77,8 +77,16 @@ def torch_cuda() -> str:
     if spec is None or not spec.submodule_search_locations:
         return ""
     try:
-        tree = ast.parse((Path(spec.submodule_search_locations[0]) / "version.py").read_text())
-    except (OSError, SyntaxError):
+        return cuda_in((Path(spec.submodule_search_locations[0]) / "version.py").read_text())
+    except OSError:
+        return ""
+
+
+def cuda_in(version_file: str) -> str:
+    """The string constant `cuda` of torch's version.py ("" when it is None or absent)."""
+    try:
+        tree = ast.parse(version_file)
+    except SyntaxError:
         return ""
     for node in tree.body:
         targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
