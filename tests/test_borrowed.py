@@ -55,7 +55,8 @@ def test_a_candidate_opens_no_answer_file(view, tmp_path, monkeypatch):
     refused = ["kbx/experts/lu.py", "kbx/methods/inductor.py", "kbx/run.py", "tasks/Math/add/expert.py",
                "tasks/Math/add/__pycache__/expert.cpython-311.pyc", ".git/objects", "tasks"]  # fmt: skip
     for rel in refused:
-        assert guard.path_refusal(str(tmp_path / rel)) == f"opened {tmp_path / rel}: kbx's own answers, not the candidate's"
+        reason = guard.path_refusal(str(tmp_path / rel))
+        assert reason == f"opened {tmp_path / rel}: kbx's own answers, not the candidate's"
     allowed = ["kbx/core/record.py", "kbx/sandbox/cases.py", "kbx/__init__.py", "kbx", "tasks/Math/add/task.py",
                "tasks/Math/add/__pycache__/task.cpython-311.pyc", "elsewhere.py"]  # fmt: skip
     for rel in allowed:
@@ -130,7 +131,7 @@ def test_without_the_sandbox_the_guard_alone_refuses_and_names_the_borrowing(tmp
         assert record.status is Status.BORROWED_ANSWER and record.sandbox == SANDBOX_NONE, (record.label, record.reason)
         assert "SUCCEEDED" not in record.output_tail, record.output_tail
     read, registry, removed = (r.reason for r in records)
-    assert read == f"opened {os.path.realpath(Path(kbx.__file__).parents[1] / 'tasks' / 'Math' / 'add' / 'expert.py')}: " \
-                   "kbx's own answers, not the candidate's"  # fmt: skip
+    checkout_expert = os.path.realpath(Path(kbx.__file__).parents[1] / "tasks" / "Math" / "add" / "expert.py")
+    assert read == f"opened {checkout_expert}: kbx's own answers, not the candidate's"
     assert registry.startswith(f"opened {os.path.realpath(tasks_dir / 'Math' / 'zoo_scale_add')}")
     assert removed.startswith(f"opened {os.path.realpath(Path(kbx.__file__).parent / 'experts')}")

@@ -70,7 +70,8 @@ def test_an_editable_install_in_a_hidden_home_judges_from_any_working_directory(
     honest, borrowing = json.loads((elsewhere / "records.json").read_text())
     assert honest["sandbox"] == "namespaces" and honest["status"] == "ok", honest["reason"]
     # No git checkout here: the installed version stands for kbx's commit (kbx.core.provenance).
-    assert honest["kbx_commit"] == f"kbx {importlib.metadata.version('kbx')}" and honest["nvidia_driver_version"] == honest["cuda_runtime_version"] == ""
+    assert honest["kbx_commit"] == f"kbx {importlib.metadata.version('kbx')}"
+    assert honest["nvidia_driver_version"] == honest["cuda_runtime_version"] == ""
     # The worker saw the kbx it runs on; a candidate saw none of the rest of it.
     assert borrowing["status"] == "borrowed_answer", borrowing["reason"]
     assert borrowing["reason"] == "imported kbx.experts.argreduce: kbx's own code, not the candidate's"

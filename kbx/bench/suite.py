@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate-limited", type=float, default=0.0, help="llm: share of calls answered 429 once")
     parser.add_argument("--retry-after", type=float, default=0.0, help="llm: the 429s' Retry-After seconds (0: none)")
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
-    parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile; limits: the "
-                                                            "profile of results files that do not name their GPU")  # fmt: skip
+    parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile; limits: "
+                        "the profile of results files that do not name their GPU")  # fmt: skip
     parser.add_argument("--repeats", type=int, default=1, help="overhead: times each command is run")
     parser.add_argument("--commands", default="eval,run,run_existing",
                         help="overhead: which to time, of eval, run, run_existing, run_default "

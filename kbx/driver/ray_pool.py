@@ -260,7 +260,8 @@ class RayEvaluatorPool:
         while True:
             member = self._acquire(attempt)
             try:
-                return ray.get(member.handle.evaluate.remote(attempt.task.id, attempt.code, attempt.label, attempt.expert))
+                remote = member.handle.evaluate.remote
+                return ray.get(remote(attempt.task.id, attempt.code, attempt.label, attempt.expert))
             except lost as exc:
                 self._lost(member, attempt, exc)
             finally:
