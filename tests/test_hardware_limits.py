@@ -112,3 +112,17 @@ def test_a_shapes_types_are_its_tensor_arguments():
     call = Call(args=(torch.ones(2, dtype=torch.float16), [torch.ones(2, dtype=torch.int8)], 3),
                 kwargs={"weight": torch.ones(2), "dim": 0})  # fmt: skip
     assert tensor_dtypes(call) == ["float16", "float32", "int8"]
+
+
+@pytest.mark.gpu
+def test_no_stream_of_reads_or_writes_passes_the_hbm_peak():
+    """The yardstick itself, measured: a copy, a fill and a sum of 1 GiB each stay under the profile's
+    HBM peak, so a shape's rate above it (beyond the margin and the L2) is no measurement to trust."""
+    import torch
+
+    from kbx.bench.suite import STREAM_PATTERNS, stream_gbps
+
+    profile = profile_for(torch.cuda.get_device_name(0))
+    assert profile is not None, "no hardware profile for this GPU"
+    for pattern in STREAM_PATTERNS:
+        assert 0 < stream_gbps(pattern) < profile.peak_bw_gbs, pattern

@@ -32,15 +32,29 @@ class ShapeShare:
     compute_share: float
 
 
+def _profile(path: Path, data, hardware: str) -> hw.Hardware:
+    gpu_name = data.get("device", "") if isinstance(data, dict) else ""
+    profile = hw.profile_for(gpu_name) if gpu_name else hw.load_profiles().get(hardware)
+    if profile is None or not profile.peak_bw_gbs:
+        raise ValueError(f"{path}: no hardware profile for its GPU {gpu_name!r}; name one with --hardware")
+    return profile
+
+
+def device_line(path: Path, hardware: str = "") -> str:
+    """The device bandwidths an eval --json file measured (kbx.bench.suite.stream_gbps) against its HBM peak."""
+    data = json.loads(path.read_text())
+    profile = _profile(path, data, hardware)
+    measured = {p: data.get(f"{p}_gbps", 0.0) for p in ("copy", "write", "read")} if isinstance(data, dict) else {}
+    figures = ", ".join(f"{p} {v:,.0f} GB/s ({v / profile.peak_bw_gbs:.3f})" for p, v in measured.items() if v)
+    return f"{path.name}: {profile.name}, HBM peak {profile.peak_bw_gbs:,.0f} GB/s; measured {figures or 'nothing'}"
+
+
 def shares(path: Path, hardware: str = "") -> list[ShapeShare]:
     """Every timed shape of one results file, against its GPU's profile."""
     from kbx.tasks import discover
 
     data = json.loads(path.read_text())
-    gpu_name = data.get("device", "") if isinstance(data, dict) else ""
-    profile = hw.profile_for(gpu_name) if gpu_name else hw.load_profiles().get(hardware)
-    if profile is None or not profile.peak_bw_gbs:
-        raise ValueError(f"{path}: no hardware profile for its GPU {gpu_name!r}; name one with --hardware")
+    profile = _profile(path, data, hardware)
     records = [r for run in data["runs"] for r in run["records"]] if isinstance(data, dict) else data
     tasks = discover()
     out = []
@@ -60,7 +74,7 @@ def shares(path: Path, hardware: str = "") -> list[ShapeShare]:
 def report(paths: list[str], hardware: str = "") -> str:
     """The highest shares per figure (each task and shape once, at its highest) and what the margins flag."""
     rows = [row for p in paths for row in shares(Path(p), hardware)]
-    lines = [f"{len(rows)} timed shapes in {len(paths)} files"]
+    lines = [device_line(Path(p), hardware) for p in paths] + [f"{len(rows)} timed shapes in {len(paths)} files"]
     for figure, margin in (("bandwidth_share", roofline.BANDWIDTH_MARGIN), ("compute_share", roofline.COMPUTE_MARGIN)):
         best: dict[tuple, ShapeShare] = {}
         for row in rows:

@@ -32,6 +32,7 @@ from kbx.driver.watch import watch
 SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
+STREAM_PATTERNS = ("copy", "write", "read")  # device bandwidths measured beside the kernels (stream_gbps)
 HEARTBEAT_S = 20.0
 # Per-attempt seconds summed over a run. wall_s is the attempts' whole time: redone_s (the tries
 # redone before the last), then the last try's start_s, inputs_s, compile_s, check_s, judge_s and
@@ -203,9 +204,10 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
               "method": method, "gpus": gpus if device == "cuda" else 0,
               "workers_per_gpu": workers, "judges_per_gpu": settings.judge_count, "n_kernels": len(attempts),
               "runs": [],
-              "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
+              **{f"{p}_gbps": stream_gbps(p) if device == "cuda" else 0.0 for p in STREAM_PATTERNS},
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
-    print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
+    print(f"device {report['device']}, copy / write / read bandwidth {report['copy_gbps']:.0f} / "
+          f"{report['write_gbps']:.0f} / {report['read_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
     for k in range(runs):
         started = time.perf_counter()
         done: list[dict] = []
@@ -283,21 +285,26 @@ def interleave_categories(tasks: list) -> list:
     return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
 
-def copy_bandwidth_gbps() -> float:
-    """Device-to-device copy bandwidth (read + write bytes per second), median of COPY_REPS."""
+def stream_gbps(pattern: str) -> float:
+    """Device bandwidth of one access pattern over COPY_BYTES, in bytes moved per second, median of
+    COPY_REPS: "copy" (device to device: reads and writes, both counted), "write" (a fill) or "read"
+    (a sum, whose result is one number). The HBM peak that kbx.core.roofline holds shapes to is what
+    none of them may pass."""
     import torch
 
     src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
+    dst = torch.empty_like(src) if pattern == "copy" else src
+    run = {"copy": lambda: dst.copy_(src), "write": lambda: src.fill_(1),
+           "read": lambda: src.view(torch.float32).sum()}[pattern]  # fmt: skip
     times = []
     for _ in range(COPY_REPS):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        dst.copy_(src)
+        run()
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end) * 1e-3)
-    return 2 * COPY_BYTES / statistics.median(times) / 1e9
+    return (2 if pattern == "copy" else 1) * COPY_BYTES / statistics.median(times) / 1e9
 
 
 def ridge_point(gpu_name: str) -> float:
@@ -369,7 +376,7 @@ def summary_data(report: dict, command: str) -> dict:
             "repeat_gpu_bound_p95_pct": _pct((rep.get("gpu_bound") or {}).get("p95_rel_delta")),
             "repeat_largest": rep.get("largest", []),
             "repeat_gpu_bound_largest": rep.get("gpu_bound_largest", []),
-            "copy_gbps": report.get("copy_gbps", 0.0),
+            **{f"{p}_gbps": report.get(f"{p}_gbps", 0.0) for p in STREAM_PATTERNS},
             "copy_bw_median_pct": _pct(bw.get("median_fraction")),
             "copy_bw_p25_pct": _pct(bw.get("p25_fraction"))}  # fmt: skip
 
