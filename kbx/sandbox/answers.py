@@ -34,7 +34,10 @@ import kbx
 # Entries of the kbx package a candidate's worker needs: the layers below the driver.
 WORKER_PARTS = ("__init__.py", "protocol.py", "core", "tasks", "contract", "sandbox")
 EXPERT_PARTS = ("experts",)  # the Triton pieces expert kernels share, for kbx's own experts alone
-TASK_FILE = "task.py"  # a task's statement (the prompt quotes its reference): readable, never an answer
+# A task's statement (the prompt quotes its reference) is no answer, and the worker runs its code after
+# the candidate is imported (perf inputs, byte models): a warning or traceback from it is read through
+# linecache. The guard lets it be opened; the namespaces sandbox hides it with its folder all the same.
+TASK_FILE = "task.py"
 TASK_BYTECODE_PREFIX = "task."  # its bytecode under __pycache__
 
 
