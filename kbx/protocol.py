@@ -21,6 +21,7 @@ class Event(enum.StrEnum):
     MEASURED = "measured"  # that shape was timed in its exclusive window
     TIMED = "timed"  # every perf shape is done
     SAVED = "saved"  # the last timed outputs are saved (PERF_OUTPUTS_FILE)
+    BORROWED = "borrowed"  # at any time after CANDIDATE: it reached for kbx's own answers (kbx.sandbox.answers)
     # The zygote, about its children and itself.
     SPAWNED = "spawned"
     EXIT = "exit"  # a child exited (its code and signal)

@@ -68,7 +68,7 @@ def expert_record(expert_evaluator, request):
             category = tasks[task_id].category
             batch = [t for t in EXPERTS if (expert_evaluator.settings.on_gpu or tasks[t].category == category)
                      and (t in selected or t == task_id)]  # fmt: skip
-            attempts = [Attempt(tasks[t], Path(tasks[t].expert_path).read_text(), "expert") for t in batch]
+            attempts = [Attempt(tasks[t], Path(tasks[t].expert_path).read_text(), "expert", expert=True) for t in batch]
             records.update(zip(batch, expert_evaluator.evaluate(attempts), strict=True))
         return records[task_id]
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from kbx.core import provenance
+
 pytestmark = pytest.mark.e2e
 
 SECRET = "sk-kbx-test-0123456789abcdefSECRET"
@@ -53,14 +55,19 @@ def test_reference_gelu_logs_a_correct_child_run(kbx_cli, tmp_path):
     assert child["experiment_id"] != parent["experiment_id"]  # task runs live in the companion experiment
     assert parent["params.method"] == "reference" and parent["params.hardware"] == "cpu"
     assert parent["params.triton_version"] == importlib.metadata.version("triton")
+    assert parent["tags.kbx.commit"] == provenance.kbx_commit()  # a tag: a job resumes after a fix
+    assert parent["params.nvidia_driver_version"] == parent["params.cuda_runtime_version"] == ""  # the CPU's
     assert parent["metrics.suite/correct_rate"] == 1.0 and parent["metrics.suite/n_tasks"] == 1.0
     assert parent["tags.mlflow.runName"] == "reference | all | cpu | 3 rounds"  # the iteration budget (default 3)
     link = f"http://127.0.0.1:5000/#/experiments/{parent['experiment_id']}/runs?workflowType=machine_learning"
     assert f"Compare the jobs in the MLflow UI (start it with `make ui`): {link}&viewStateShareKey=kbx" in out
     import mlflow
 
-    artifacts = [a.path for a in mlflow.tracking.MlflowClient(uri).list_artifacts(child["run_id"], "attempts")]
+    client = mlflow.tracking.MlflowClient(uri)
+    artifacts = [a.path for a in client.list_artifacts(child["run_id"], "attempts")]
     assert artifacts == ["attempts/round0__expert.json", "attempts/round0__expert.py"]
+    record = json.loads(Path(client.download_artifacts(child["run_id"], artifacts[0], str(tmp_path))).read_text())
+    assert {k: record[k] for k in provenance.FIELDS} == provenance.collect(None)  # what judged it, in the record
 
 
 def test_multirun_predictions_rounds_and_no_secret_leak(kbx_cli, tmp_path):

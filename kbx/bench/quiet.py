@@ -69,7 +69,7 @@ def neighbour_runs(ev) -> dict:
 
     def expert(task_id: str, extra: str = "", label: str = "honest") -> Attempt:
         task = tasks[task_id]
-        return Attempt(task, Path(task.expert_path).read_text() + extra, label)
+        return Attempt(task, Path(task.expert_path).read_text() + extra, label, expert=True)
 
     honest = [expert(t) for t in HONEST]
     runs = {"clean": ev.evaluate(honest)}

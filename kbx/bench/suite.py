@@ -32,6 +32,7 @@ from kbx.driver.watch import watch
 
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
+STREAM_PATTERNS = ("copy", "write", "read")  # device bandwidths measured beside the kernels (stream_gbps)
 HEARTBEAT_S = 20.0
 # Per-attempt seconds summed over a run. wall_s is the attempts' whole time: redone_s (the tries
 # redone before the last), then the last try's start_s, inputs_s, compile_s, check_s, judge_s and
@@ -62,9 +63,10 @@ def _parser() -> argparse.ArgumentParser:
                              "table: docs/EXPERTS.md from eval --json files (kbx.bench.table); "
                              "sandbox: the sandbox's cost per attempt; "
                              "quiet: honest kernels' verdicts beside background GPU work (GPU); "
-                             "overhead: kbx.run's wall time over eval's on the same tasks")  # fmt: skip
-    parser.add_argument("results", nargs="*", help="table: results files of eval --json (experts, and inductor); "
-                                                   "summary: one such file")  # fmt: skip
+                             "overhead: kbx.run's wall time over eval's on the same tasks; "
+                             "limits: timed shapes against the device's limits (kbx.bench.limits)")  # fmt: skip
+    parser.add_argument("results", nargs="*", help="table, limits: results files of eval --json (experts, and "
+                                                   "inductor); summary: one such file")  # fmt: skip
     parser.add_argument("--out", default="", help="table: write the markdown here (default: print it); "
                                                   "overhead: directory for logs and overhead.json "
                                                   f"(default {OVERHEAD_OUT})")  # fmt: skip
@@ -89,7 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rate-limited", type=float, default=0.0, help="llm: share of calls answered 429 once")
     parser.add_argument("--retry-after", type=float, default=0.0, help="llm: the 429s' Retry-After seconds (0: none)")
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
-    parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile")
+    parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile; limits: "
+                        "the profile of results files that do not name their GPU")  # fmt: skip
     parser.add_argument("--repeats", type=int, default=1, help="overhead: times each command is run")
     parser.add_argument("--commands", default="eval,run,run_existing",
                         help="overhead: which to time, of eval, run, run_existing, run_default "
@@ -107,6 +110,17 @@ def _overhead(args, parser) -> int:
     report = bench_overhead(out, args.category, args.workers, args.hardware, args.repeats, commands,
                             tuple(args.task), args.gpus)
     print(format_overhead_report(report))
+    return 0
+
+
+def _limits(args, parser) -> int:
+    from kbx.bench.limits import report as limits_report
+
+    try:
+        print(limits_report(args.results, args.hardware))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"kbx: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
     return 0
 
 
@@ -177,7 +191,7 @@ def _eval(args, parser) -> int:
 
 
 COMMANDS = {"eval": _eval, "summary": _summary, "llm": _llm, "table": _table, "sandbox": _sandbox,
-            "quiet": _quiet, "overhead": _overhead}  # fmt: skip
+            "quiet": _quiet, "overhead": _overhead, "limits": _limits}  # fmt: skip
 
 
 def write_summary(report: dict, path: str, command: str) -> None:
@@ -214,9 +228,10 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
               "method": method, "gpus": gpus if device == "cuda" else 0,
               "workers_per_gpu": workers, "judges_per_gpu": settings.judge_count, "n_kernels": len(attempts),
               "runs": [],
-              "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
+              **{f"{p}_gbps": stream_gbps(p) if device == "cuda" else 0.0 for p in STREAM_PATTERNS},
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
-    print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
+    print(f"device {report['device']}, copy / write / read bandwidth {report['copy_gbps']:.0f} / "
+          f"{report['write_gbps']:.0f} / {report['read_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
     for k in range(runs):
         report["runs"].append(_timed_run(k, settings, attempts, gpus if device == "cuda" else 0, report, json_out))
         if json_out:
@@ -292,7 +307,7 @@ def bench_attempts(tasks: list, method: str, mode: str, device: str) -> list:
     from kbx.contract.attempt import Attempt
 
     if method == "reference":
-        return [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]
+        return [Attempt(t, Path(t.expert_path).read_text(), "expert", expert=True) for t in tasks]
     from kbx.methods.inductor import build
 
     inductor = build(hw.Hardware(name=device, kind=device), mode)  # refuses a CPU and an unknown mode
@@ -308,29 +323,32 @@ def interleave_categories(tasks: list) -> list:
     return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
 
-def copy_bandwidth_gbps() -> float:
-    """Device-to-device copy bandwidth (read + write bytes per second), median of COPY_REPS."""
+def stream_gbps(pattern: str) -> float:
+    """Device bandwidth of one access pattern over COPY_BYTES, in bytes moved per second, median of
+    COPY_REPS: "copy" (device to device: reads and writes, both counted), "write" (a fill) or "read"
+    (a sum, whose result is one number). The HBM peak that kbx.core.roofline holds shapes to is what
+    none of them may pass."""
     import torch
 
     src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
+    dst = torch.empty_like(src) if pattern == "copy" else src
+    run = {"copy": lambda: dst.copy_(src), "write": lambda: src.fill_(1),
+           "read": lambda: src.view(torch.float32).sum()}[pattern]  # fmt: skip
     times = []
     for _ in range(COPY_REPS):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        dst.copy_(src)
+        run()
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end) * 1e-3)
-    return 2 * COPY_BYTES / statistics.median(times) / 1e9
+    return (2 if pattern == "copy" else 1) * COPY_BYTES / statistics.median(times) / 1e9
 
 
 def ridge_point(gpu_name: str) -> float:
     """FLOP/byte above which a shape is compute-bound, from the matching hardware profile (fp32)."""
-    for profile in hw.load_profiles().values():
-        if profile.nvml_match and profile.nvml_match.lower() in gpu_name.lower():
-            return profile.peak_fp32_tflops * 1e12 / (profile.peak_bw_gbs * 1e9)
-    return 0.0
+    profile = hw.profile_for(gpu_name)
+    return profile.peak_fp32_tflops * 1e12 / (profile.peak_bw_gbs * 1e9) if profile else 0.0
 
 
 @functools.cache
@@ -405,7 +423,7 @@ def summary_data(report: dict, command: str) -> dict:
             "repeat_gpu_bound_p95_pct": _pct((rep.get("gpu_bound") or {}).get("p95_rel_delta")),
             "repeat_largest": rep.get("largest", []),
             "repeat_gpu_bound_largest": rep.get("gpu_bound_largest", []),
-            "copy_gbps": report.get("copy_gbps", 0.0),
+            **{f"{p}_gbps": report.get(f"{p}_gbps", 0.0) for p in STREAM_PATTERNS},
             "copy_bw_median_pct": _pct(bw.get("median_fraction")),
             "copy_bw_p25_pct": _pct(bw.get("p25_fraction"))}  # fmt: skip
 

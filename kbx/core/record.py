@@ -35,6 +35,8 @@ class Status(str, enum.Enum):
     WRONG_TYPE = "wrong_type"
     TIMING_SUSPECT = "timing_suspect"  # correct, with a speedup too large to trust unreviewed
     HIDDEN_WORK = "hidden_work"  # its timing was not its work alone: threads, streams or processes of its own
+    # It reached for kbx's own answers (an expert kernel, kbx.experts, methods' code; kbx.sandbox.answers)
+    BORROWED_ANSWER = "borrowed_answer"
     UNSUPPORTED_ON_CPU = "unsupported_on_cpu"
     REFERENCE_ERROR = "reference_error"
     HARNESS_ERROR = "harness_error"  # kbx's own machinery failed (judge, worker set-up, sandbox): no verdict
@@ -103,6 +105,9 @@ class ShapeTiming:
     speedup: float
     tflops: float
     gbps: float
+    # The most this device can do at this shape (kbx.core.roofline); NaN where its profile has no peaks
+    tflops_limit: float = NAN
+    gbps_limit: float = NAN
     baseline_reps: int = 0
     budget_cut: bool = False  # a side's repetitions stopped at the timing budget, before the RSE target
     shared: bool = False  # one call outlasted the exclusive budget: timed once while sharing the GPU (slower)
@@ -176,6 +181,13 @@ class EvalRecord:
     gpu_index: int = -1  # the physical GPU (NVML index) it was judged and timed on; -1 on a CPU
     gpu_uuid: str = ""  # ...and that GPU's UUID, which no renumbering changes
     sandbox: str = ""  # the isolation the candidate ran under: "namespaces" or "none" (kbx.sandbox.namespaces)
+    # What judged it (kbx.core.provenance): kbx's commit ("kbx VERSION" outside a checkout), torch, triton, and on a
+    # GPU its NVIDIA driver and the CUDA runtime torch ships ("" on a CPU, or where no GPU judged the attempt)
+    kbx_commit: str = ""
+    torch_version: str = ""
+    triton_version: str = ""
+    nvidia_driver_version: str = ""
+    cuda_runtime_version: str = ""
     harness_retries: int = 0  # attempts redone after a failure of kbx's own machinery
     harness_failures: tuple[str, ...] = ()  # why each redone try was kbx's failure, in order (one line each)
 

@@ -74,6 +74,10 @@ class Telemetry:
         """The GPU's name, e.g. "NVIDIA H100 80GB HBM3" ("" when NVML cannot say)."""
         return self._text(self.nvml.nvmlDeviceGetName if self.handle is not None else None)
 
+    def driver_version(self) -> str:
+        """The NVIDIA driver's version, e.g. "550.54.15" ("" when NVML cannot say)."""
+        return self._text(lambda _: self.nvml.nvmlSystemGetDriverVersion()) if self.handle is not None else ""
+
     def _text(self, query) -> str:
         if query is None:
             return ""

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from kbx.contract import timing_policy
 from kbx.contract.attempt import Attempt
+from kbx.core.hardware import Hardware
 from kbx.core.record import OUTPUT_TAIL_CHARS, VERDICT_FIELDS, EvalRecord, Mismatch, Status, truncate
 from kbx.core.secrets import redact
 from kbx.driver.processes import JudgeClient, JudgePool, ZygoteClient
@@ -63,6 +64,7 @@ class AttemptHost(Protocol):
     gpu: GpuScheduler
     baselines: dict[tuple, dict]  # (task, version, shape) -> the reference's timing row, per run
     active: dict[str, tuple[str, str, float]]  # job -> (task, phase, since)
+    profile: Hardware | None  # the timing GPU's hardware profile: the limits no shape passes (None: unknown)
 
     def memory_need(self, task: TaskInfo) -> int: ...
 
@@ -95,7 +97,7 @@ class AttemptRun:
         while True:
             self._new_try()
             try:
-                record = self._try()
+                record = self._borrowed(self._try())
             except _HarnessFailure as failure:
                 if self.retries >= MAX_HARNESS_RETRIES:
                     return self._record(Status.HARNESS_ERROR, {}, reason=f"kbx's own machinery failed "
@@ -111,6 +113,14 @@ class AttemptRun:
             self.alone = True  # the others' memory may be what ran out: only alone is it the candidate's
             self.redone_s = time.perf_counter() - self.started
 
+    def _borrowed(self, record: EvalRecord) -> EvalRecord:
+        """The try's record, or `borrowed_answer` if the candidate reached for kbx's own answers at any
+        point (its worker's Event.BORROWED, read by the time the try ends): whatever came of it after,
+        its verdict is on kbx's work, not its own."""
+        if not self.borrowed:
+            return record
+        return dataclasses.replace(record, status=Status.BORROWED_ANSWER, reason=redact(self.borrowed))
+
     def _memory_need(self) -> int:
         """Bytes of device memory this try reserves (kbx.driver.memory): all of it when alone."""
         return ALL_MEMORY if self.alone else self.ev.memory_need(self.task)
@@ -123,6 +133,7 @@ class AttemptRun:
                         "max_window_s": 0.0}  # see EvalRecord; fmt: skip
         self.exited = False
         self.candidate_ran = False  # the worker said it is about to import the candidate (Event.CANDIDATE)
+        self.borrowed = ""  # what the candidate reached for of kbx's own answers (Event.BORROWED), if anything
         self.sandbox_s = 0.0
         self.frozen_mark = self.ev.gpu.frozen_since(0.0)
 
@@ -138,7 +149,7 @@ class AttemptRun:
             "cases": list(seeds), "seeds": seeds, "ghost_seed": ev.ghost_seed,
             "timing": dataclasses.asdict(s.timing) if timing else None,
             "memory_limit_bytes": 0 if s.on_gpu else int(s.memory_limit_gb * 2**30),
-            "sandbox": s.sandbox, "task_digest": self.task.digest,
+            "sandbox": s.sandbox, "task_digest": self.task.digest, "expert": self.attempt.expert,
         }  # fmt: skip
         starting = time.perf_counter()
         self.events = ev.zygote.spawn(job)
@@ -212,7 +223,7 @@ class AttemptRun:
         if recheck["status"] != Status.OK.value:
             fields["mismatch"] = _mismatch(recheck["mismatch"])
             return self._record(Status(recheck["status"]), checked, reason=recheck["reason"], **fields)
-        combined = timing_policy.combine(self.task, timed["rows"], baselines)
+        combined = timing_policy.combine(self.task, timed["rows"], baselines, self.ev.profile)
         return self._record(
             combined.status, checked, reason=combined.reason, timed=True, speedup=combined.speedup,
             shapes=tuple(combined.rows), runtime_ms=math.fsum(r.kernel_ms_median for r in combined.rows),
@@ -359,6 +370,7 @@ class AttemptRun:
             except queue.Empty:
                 continue
             event = msg["event"]
+            self._note_borrowed(msg)
             if event in (Event.EXIT, Event.ZYGOTE_DIED):
                 self.exited = True
             if event == Event.READY:
@@ -422,9 +434,15 @@ class AttemptRun:
                 killed, deadline = True, time.monotonic() + EXIT_GRACE_S
                 continue
             try:
-                self.exited = self.events.get(timeout=remaining)["event"] in (Event.EXIT, Event.ZYGOTE_DIED)
+                msg = self.events.get(timeout=remaining)
             except queue.Empty:
                 continue
+            self._note_borrowed(msg)
+            self.exited = msg["event"] in (Event.EXIT, Event.ZYGOTE_DIED)
+
+    def _note_borrowed(self, msg: dict) -> None:
+        if msg["event"] == Event.BORROWED and not self.borrowed:
+            self.borrowed = str(msg.get("reason", "")) or "reached for kbx's own answers"
 
     def _phase(self, name: str) -> None:
         self.ev.active[self.job_id] = (self.task.id, name, time.monotonic())

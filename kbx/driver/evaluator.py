@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from kbx.contract.attempt import Attempt
+from kbx.core import provenance
+from kbx.core.hardware import profile_for
 from kbx.core.record import EvalRecord, Status
 from kbx.core.secrets import protect_process
 from kbx.core.source import check_syntax
@@ -117,6 +119,9 @@ class Evaluator:
         self.timer = JudgeClient(env, self.workdir / "timer.log")  # baselines, so verdicts never wait on them
         meter = Telemetry(s.gpu_index) if s.on_gpu else None
         self.gpu_identity = {"gpu_index": s.gpu_index, "gpu_uuid": meter.uuid()} if meter else {}  # in every record
+        self.provenance = provenance.collect(s.gpu_index if s.on_gpu else None)  # in every record too
+        # The peaks of the GPU that times (its NVML name, whatever the run's label): what no shape can pass
+        self.profile = profile_for(meter.name()) if meter else None
         self.costs = AttemptCosts((meter.name() or "cuda") if meter else "cpu")
         self.peaks = load_peaks(meter.name()) if meter else PeakTable()
         borrowed = meter and self.peaks.measured_on and self.peaks.measured_on != meter.name()
@@ -251,7 +256,8 @@ class Evaluator:
     def _evaluate_one(self, attempt: Attempt) -> EvalRecord:
         task = attempt.task
         base = {"task": task.id, "task_version": task.spec.version, "label": attempt.label,
-                "device": self.settings.device, "sandbox": self.settings.sandbox, **self.gpu_identity}  # fmt: skip
+                "device": self.settings.device, "sandbox": self.settings.sandbox, **self.gpu_identity,
+                **self.provenance}  # fmt: skip
         if not attempt.code.strip():
             return EvalRecord(status=Status.NO_CODE, reason="no code was produced", **base)
         syntax = check_syntax(attempt.code)

@@ -24,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 import kbx
 from kbx.contract.timing_policy import TimingPolicy
 from kbx.core import hardware as hw
+from kbx.core import provenance
 from kbx.core.errors import ConfigError
 from kbx.core.record import EvalRecord, Status
 from kbx.driver.evaluator import EvalSettings
@@ -108,7 +109,9 @@ class Job:
 
         cfg = self.cfg
         params = self.params()
-        tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": eval_backend(cfg), **(tags or {})}
+        # kbx's commit is a tag, not a param: a job cut short resumes after a fix; every record has its own.
+        tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": eval_backend(cfg),
+                "kbx.commit": provenance.kbx_commit(), **(tags or {})}  # fmt: skip
         # A store that does not exist yet holds no run to resume: judging starts while it is created,
         # unless a candidate could take the driver down before its run exists (kbx.tracking.job_runs).
         resume = bool(cfg.get("resume", True))
@@ -265,6 +268,7 @@ class Job:
         import torch
 
         cfg = self.cfg
+        gpu = provenance.collect(self.hardware.gpu_index if self.hardware.device == "cuda" else None)
         llm = {"llm_model": cfg.llm.model, "llm_api_base": cfg.llm.api_base, "llm_temperature": cfg.llm.temperature,
                "llm_max_tokens": cfg.llm.max_tokens, "llm_cache": cfg.llm.cache, "prompt": cfg.prompt.name,
                "budget_max_calls": cfg.budget.max_calls, "budget_max_tokens": cfg.budget.max_tokens,
@@ -288,6 +292,9 @@ class Job:
             "torch_version": torch.__version__,
             # from its metadata: importing triton (nothing else in the driver does) took 1-2.5 s of every job
             "triton_version": importlib.metadata.version("triton"),
+            # the driver's GPU ("" on a CPU); with eval.backend=ray each record has its own node's
+            "nvidia_driver_version": gpu["nvidia_driver_version"],
+            "cuda_runtime_version": gpu["cuda_runtime_version"],
             "python_version": platform.python_version(),
         }
 
@@ -310,7 +317,8 @@ def quarantined(tasks: list[TaskInfo], journal: InFlightJournal, settings: EvalS
             log.warning("quarantining %s: %d drivers died while judging it", task.id, deaths[task.id])
             record = EvalRecord(task=task.id, task_version=task.spec.version, status=Status.QUARANTINED,
                                 reason=f"{deaths[task.id]} drivers died while this task was being judged; skipped",
-                                label="quarantine", device=settings.device, sandbox=settings.sandbox)  # fmt: skip
+                                label="quarantine", device=settings.device, sandbox=settings.sandbox,
+                                **provenance.collect(None))  # fmt: skip
             out.append(TaskResult(task, [Judged(0, record, "")]))
     return out
 

@@ -17,10 +17,12 @@ from kbx.tasks.spec import TaskInfo
 
 @dataclasses.dataclass(frozen=True)
 class Proposal:
-    """One piece of code to judge. `label` distinguishes candidates within a round."""
+    """One piece of code to judge. `label` distinguishes candidates within a round; `expert` marks
+    kbx's own expert kernel (kbx.contract.attempt.Attempt)."""
 
     code: str
     label: str
+    expert: bool = False
 
 
 class Method(Protocol):

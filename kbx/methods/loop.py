@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 
 from kbx.contract.attempt import Attempt, Evaluates
+from kbx.core import provenance
 from kbx.core.record import EvalRecord, Status
 from kbx.methods.base import Method
 from kbx.tasks.spec import TaskInfo
@@ -180,7 +181,7 @@ class _Suite:
         proposals = self.method.propose(result.task, k, result.records)
         if not proposals:
             return self.next_round(result, k)
-        attempts = [Attempt(result.task, p.code, f"round{k}/{p.label}") for p in proposals]
+        attempts = [Attempt(result.task, p.code, f"round{k}/{p.label}", p.expert) for p in proposals]
         if self.on_round_start:
             with self.notify:
                 self.on_round_start(k, len(attempts))
@@ -218,7 +219,7 @@ class _Suite:
         if not result.judged:
             why = reason or f"method {self.method.name!r} produced no code for this task"
             missing = EvalRecord(task=result.task.id, task_version=result.task.spec.version, status=Status.NO_CODE,
-                                 reason=why, label="round0/none")  # fmt: skip
+                                 reason=why, label="round0/none", **provenance.collect(None))  # fmt: skip
             result.judged.append(Judged(0, missing, ""))
         try:
             if self.on_task_done is not None and self.error is None:

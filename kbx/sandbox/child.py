@@ -30,13 +30,16 @@ from kbx.protocol import (
     Command,
     Event,
 )
+from kbx.sandbox import answers, resumes
 from kbx.sandbox import namespaces as sandbox
-from kbx.sandbox import resumes
 from kbx.sandbox.instrument import LaunchCounter, poison_cuda_allocator
 
 CANDIDATE_MODULE = "kbx_candidate"
 MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
 MAX_OPEN_FILES = 1024
+# A BORROWED event's reason, in characters: JSON escapes one in at most 12 bytes, so the event is
+# one atomic write to the pipe (PIPE_BUF, 4096 bytes), even from a candidate's thread.
+REASON_CHARS = 300
 # The timing protocol, per perf shape: the worker prepares it (GPU shared), says PREPARED, waits
 # for MEASURE (its exclusive window, kbx.driver.scheduler), measures, says MEASURED. The events
 # and their order are kbx.protocol's.
@@ -158,11 +161,19 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
 
     inputs_s = time.perf_counter() - inputs_started
     reporter.send(event=Event.CANDIDATE)  # from here on, whatever happens to this process is the candidate's doing
+    view = answers.kbx_view(job["tasks_dir"], bool(job.get("expert")))
+
+    def borrowed(reason: str) -> None:
+        reporter.send(event=Event.BORROWED, reason=truncate(reason, REASON_CHARS))
+
+    guard = answers.Guard(view, borrowed)
+    guard.install()
     counter = LaunchCounter()
     counter.install()
     started = time.perf_counter()
     entry, failure = _import_candidate(spec.entry)
     compile_s = time.perf_counter() - started
+    guard.check_in_place()
     if failure:
         reporter.send(event=Event.CHECKED, stage_status=failure[0], error_type=failure[1], message=failure[2],
                       inputs_s=inputs_s, compile_s=compile_s, check_s=0.0, launches=0)  # fmt: skip
@@ -176,6 +187,7 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
         results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
     counter.install()
     ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
+    guard.check_in_place()
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
     reporter.send(event=Event.CHECKED, stage_status=STAGE_RAN, error_type="", message="", inputs_s=inputs_s,
                   compile_s=compile_s, check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip

@@ -42,7 +42,7 @@ from kbx.contract.timing_policy import TimingPolicy
 from kbx.core import telemetry
 from kbx.sandbox import resumes
 from kbx.sandbox.cases import to_plain, with_state
-from kbx.tasks.inputs import make_generator
+from kbx.tasks.inputs import make_generator, tensor_dtypes
 
 # Captured at import, before any candidate code runs: kbx calls these, never the attributes a
 # candidate could replace (and a replacement is noticed). Tests substitute fakes for them.
@@ -172,7 +172,7 @@ def empty_row(shape: str) -> dict:
             "host_median_ms": math.nan, "hidden_work": "", "hidden_unconfirmed": "", "flops": 0.0, "bytes": 0.0,
             "last_seed": 0, "budget_cut": False, "shared": False, "exclusive_ms": 0.0, "quiet_wait_ms": 0.0,
             "warmup_ms": 0.0, "energy_ms": 0.0, "quiet": True, "contaminated_reps": 0, "estimate_calls": 0,
-            "launch_ms": math.nan, "host_bound": False}  # fmt: skip
+            "launch_ms": math.nan, "host_bound": False, "dtypes": []}  # fmt: skip
 
 
 def prepare_shape(fn, info, case, device: str, pol: TimingPolicy) -> Prepared:
@@ -185,6 +185,7 @@ def prepare_shape(fn, info, case, device: str, pol: TimingPolicy) -> Prepared:
         first = prepared.calls[0][1]
         row["flops"] = float(spec.flops(*first.args, **first.kwargs))
         row["bytes"] = float(spec.bytes(*first.args, **first.kwargs))
+        row["dtypes"] = tensor_dtypes(first)
         prepared.flush = torch.empty(pol.flush_l2_bytes // 4, dtype=torch.int32, device=device)
         _SYNC()
         t0 = _CLOCK()
