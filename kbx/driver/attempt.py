@@ -213,8 +213,10 @@ class AttemptRun:
             fields["mismatch"] = _mismatch(recheck["mismatch"])
             return self._record(Status(recheck["status"]), checked, reason=recheck["reason"], **fields)
         combined = timing_policy.combine(self.task, timed["rows"], baselines)
+        replayed = next((f"shape {r['shape']}: {r['replayed']}" for r in timed["rows"] if r.get("replayed")), "")
         return self._record(
-            combined.status, checked, reason=combined.reason, timed=True, speedup=combined.speedup,
+            Status.REPLAYED_RESULT if replayed else combined.status, checked, reason=replayed or combined.reason,
+            timed=True, speedup=combined.speedup,
             shapes=tuple(combined.rows), runtime_ms=math.fsum(r.kernel_ms_median for r in combined.rows),
             baseline_ms=math.fsum(r.baseline_ms_median for r in combined.rows), **fields,
         )  # fmt: skip
