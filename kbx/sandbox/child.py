@@ -15,6 +15,7 @@ import os
 import resource
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -33,6 +34,7 @@ from kbx.protocol import (
 from kbx.sandbox import namespaces as sandbox
 from kbx.sandbox import resumes
 from kbx.sandbox.instrument import LaunchCounter, poison_cuda_allocator
+from kbx.sandbox.threads import ThreadReport
 
 CANDIDATE_MODULE = "kbx_candidate"
 MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
@@ -157,12 +159,15 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
         return
 
     inputs_s = time.perf_counter() - inputs_started
+    threads = ThreadReport(lambda names: reporter.send(event=Event.THREADS, names=names),
+                           {t.ident for t in threading.enumerate()})  # fmt: skip
     reporter.send(event=Event.CANDIDATE)  # from here on, whatever happens to this process is the candidate's doing
     counter = LaunchCounter()
     counter.install()
     started = time.perf_counter()
     entry, failure = _import_candidate(spec.entry)
     compile_s = time.perf_counter() - started
+    threads()
     if failure:
         reporter.send(event=Event.CHECKED, stage_status=failure[0], error_type=failure[1], message=failure[2],
                       inputs_s=inputs_s, compile_s=compile_s, check_s=0.0, launches=0)  # fmt: skip
@@ -170,10 +175,11 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
 
     started = time.perf_counter()
     results = []
+    reporting = threads.around(entry)
     for case, seed, call in calls:
         poison_cuda_allocator(device)
         counter.install()  # picks up launchers the candidate has imported since (Inductor's)
-        results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
+        results.append(case_tools.run_case(reporting, call, case.name, seed, spec.inplace, counter, device))
     counter.install()
     ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)

@@ -24,3 +24,33 @@ def foreign_threads(before: frozenset | set = frozenset()) -> list[str]:
         if t.ident not in before and t.is_alive() and not module.startswith(STACK_MODULES):
             out.append(t.name)
     return out
+
+
+MAX_REPORTED = 20  # thread names in one report
+NAME_CHARS = 80
+
+
+class ThreadReport:
+    """Tells the driver (Event.THREADS, through `send`) which threads of the candidate's own are alive,
+    whenever that changes: after the import and after each call of `around(entry)`. `before` holds the
+    worker's own threads, started before the candidate was imported."""
+
+    def __init__(self, send, before: set) -> None:
+        self.send, self.before, self.reported = send, frozenset(before), []
+
+    def __call__(self) -> None:
+        names = [name[:NAME_CHARS] for name in foreign_threads(self.before)[:MAX_REPORTED]]
+        if names != self.reported:
+            self.reported = names
+            self.send(names)
+
+    def around(self, entry):
+        """`entry`, reporting after every call, however it ends."""
+
+        def call(*args, **kwargs):
+            try:
+                return entry(*args, **kwargs)
+            finally:
+                self()
+
+        return call
