@@ -208,8 +208,8 @@ def test_work_hidden_from_the_events_does_not_make_a_call_the_fastest(fake_gpu):
 
 
 def test_a_later_call_cannot_repair_the_checked_output(fake_gpu):  # noqa: F811
-    """Every call returns a half-done buffer and repairs the previous one at the next call (tests/zoo/retroactive_fixup.py
-    does it across cases): the checked copy was taken when its call returned."""
+    """Every call returns a half-done buffer and repairs the previous one at the next call
+    (tests/zoo/retroactive_fixup.py does it across cases): the checked copy was taken when its call returned."""
     gpu = fake_gpu(HONEST_MS)
     pending = []
 
@@ -261,7 +261,8 @@ def test_repoint_keeps_tensor_objects_and_takes_everything_else_from_the_fresh_c
     live = torch.zeros(3)
     twin = live
     fresh = torch.ones(4)
-    out = timing.repoint((live, [twin, 1.5], {"k": torch.zeros(2)}), (fresh, [torch.ones(4), 2.5], {"k": torch.ones(2)}))
+    out = timing.repoint((live, [twin, 1.5], {"k": torch.zeros(2)}),
+                         (fresh, [torch.ones(4), 2.5], {"k": torch.ones(2)}))  # fmt: skip
     assert out[0] is live and torch.equal(live, torch.ones(4)) and live._version > 0
     assert out[1][0] is live and out[1][1] == 2.5 and torch.equal(out[2]["k"], torch.ones(2))
     other_dtype = torch.ones(2, dtype=torch.float64)

@@ -138,7 +138,8 @@ def _quiet(args, parser) -> int:
     from kbx.driver.evaluator import EvalSettings, Evaluator
 
     with Evaluator(EvalSettings(device="cuda", workers=args.workers)) as ev:
-        report = quiet_report(neighbour_runs(ev))
+        walls: dict = {}
+        report = quiet_report(neighbour_runs(ev, walls), walls)
     return _print_report(args, report, format_quiet_report)
 
 
