@@ -168,7 +168,8 @@ def repoint(live, fresh):
     and anything else is `fresh`'s. Where the two do not match (a dtype, a device, a container's length),
     `fresh`'s own object stands."""
     if isinstance(live, torch.Tensor) and isinstance(fresh, torch.Tensor):
-        if live.dtype == fresh.dtype and live.device == fresh.device and not live.requires_grad:
+        alike = live.dtype == fresh.dtype and live.device == fresh.device and live.layout == fresh.layout
+        if alike and live.layout == torch.strided and not live.requires_grad:
             with torch.no_grad():
                 live.set_(fresh)
             return live
