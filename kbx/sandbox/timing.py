@@ -169,9 +169,8 @@ def repoint(live, fresh):
     `fresh`'s own object stands."""
     if isinstance(live, torch.Tensor) and isinstance(fresh, torch.Tensor):
         alike = live.dtype == fresh.dtype and live.device == fresh.device and live.layout == fresh.layout
-        if alike and live.layout == torch.strided and not live.requires_grad:
-            with torch.no_grad():
-                live.set_(fresh)
+        if alike and live.layout == torch.strided and not (live.requires_grad or fresh.requires_grad):
+            live.set_(fresh)
             return live
         return fresh
     if isinstance(live, (list, tuple)) and isinstance(fresh, (list, tuple)) and len(live) == len(fresh):
