@@ -202,7 +202,7 @@ def test_the_driver_learns_a_candidates_own_threads_and_process_tree():
         def look() -> None:
             deadline = time.monotonic() + LOOK_S
             while time.monotonic() < deadline and not seen.get("trees"):
-                for job, state in list(ev.workers.items()):
+                for job, state in list(ev.worker_states.items()):
                     trees = ev.zygote.process_trees()
                     if state.threads and len(trees.get(job, [])) >= 2:
                         seen.update(threads=state.threads, trees=trees[job])

@@ -67,7 +67,7 @@ class AttemptHost(Protocol):
     gpu: GpuScheduler
     baselines: dict[tuple, dict]  # (task, version, shape) -> the reference's timing row, per run
     active: dict[str, tuple[str, str, float]]  # job -> (task, phase, since)
-    workers: dict[str, hogs.WorkerState]  # job -> what tells its background GPU work from a call's
+    worker_states: dict[str, hogs.WorkerState]  # job -> what tells its background GPU work from a call's
     evictions: dict[str, hogs.Eviction]  # job -> how kbx ended it (kbx.driver.hogs), until its attempt reads it
 
     def memory_need(self, task: TaskInfo) -> int: ...
@@ -165,7 +165,7 @@ class AttemptRun:
             "sandbox": s.sandbox, "task_digest": self.task.digest,
         }  # fmt: skip
         starting = time.perf_counter()
-        ev.workers[self.job_id] = hogs.WorkerState()
+        ev.worker_states[self.job_id] = hogs.WorkerState()
         self.events = ev.zygote.spawn(job)
         try:
             self._phase("waiting to check")
@@ -323,7 +323,7 @@ class AttemptRun:
 
     def _command(self, command: str) -> None:
         """Send the worker a command: from now on it runs calls again (`WorkerState.idle`)."""
-        state = self.ev.workers.get(self.job_id)
+        state = self.ev.worker_states.get(self.job_id)
         if state is not None:
             state.idle = False
         self.ev.zygote.send(self.job_id, command)
@@ -417,7 +417,7 @@ class AttemptRun:
     def _note(self, msg: dict, wanted: tuple[str, ...]) -> bool:
         """Take note of a worker's event; whether `_wait` returns it. Raises _HarnessFailure as `_wait` says."""
         event = msg["event"]
-        state = self.ev.workers.get(self.job_id)
+        state = self.ev.worker_states.get(self.job_id)
         if event in (Event.EXIT, Event.ZYGOTE_DIED):
             self.exited = True
         if event == Event.READY:
@@ -468,7 +468,7 @@ class AttemptRun:
         ev.gpu.release(self.job_id)
         ev.zygote.forget(self.job_id)
         ev.active.pop(self.job_id, None)
-        ev.workers.pop(self.job_id, None)
+        ev.worker_states.pop(self.job_id, None)
         if not ev.settings.keep_jobs:
             shutil.rmtree(self.job_dir, ignore_errors=True)
 

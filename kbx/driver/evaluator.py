@@ -133,7 +133,7 @@ class Evaluator:
         # over all of them never exceed `workers`.
         self.slots = threading.BoundedSemaphore(max(1, s.workers))
         self.active: dict[str, tuple[str, str, float]] = {}  # job -> (task, phase, since): see `in_flight`
-        self.workers: dict[str, hogs.WorkerState] = {}  # job -> what tells its background GPU work from a call's
+        self.worker_states: dict[str, hogs.WorkerState] = {}  # job -> what tells its background GPU work from a call's
         self.evictions: dict[str, hogs.Eviction] = {}  # job -> how kbx ended it, until its attempt reads it
 
     def _memory_capacity(self, meter: Telemetry | None) -> int:
@@ -210,7 +210,7 @@ class Evaluator:
         """In a window whose GPU did not go quiet: find and end the attempt whose GPU work keeps running
         (kbx.driver.hogs), from NVML's samples after `since_us`; whether the GPU is quiet now."""
         trees = self.zygote.process_trees()
-        suspects = [hogs.Suspect(job, tuple(pids), self.workers.get(job) or hogs.WorkerState())
+        suspects = [hogs.Suspect(job, tuple(pids), self.worker_states.get(job) or hogs.WorkerState())
                     for job, pids in trees.items() if pids]  # fmt: skip
         trusted = {os.getpid(), self.zygote.pid(), *(c.proc.pid for c in [*self.judges.clients, self.timer] if c.proc)}
         samples = self.meter.process_samples(since_us) if self.meter else []
