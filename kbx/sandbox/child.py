@@ -174,6 +174,18 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
         return
 
     started = time.perf_counter()
+    _run_cases(case_tools, entry, threads, calls, ghost_calls, spec, counter, device, save)
+    reporter.send(event=Event.CHECKED, stage_status=STAGE_RAN, error_type="", message="", inputs_s=inputs_s,
+                  compile_s=compile_s, check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
+    if job.get("timing") and read_command(control_fd) == Command.TIME:
+        time_shapes(entry, info, job, reporter, control_fd, save, counter)
+
+
+def _run_cases(case_tools, entry, threads: ThreadReport, calls, ghost_calls, spec, counter: LaunchCounter,
+               device: str, save) -> None:  # fmt: skip
+    """Every case on its own clones of its inputs (the candidate's threads reported after each call), then
+    the ghost replay; their outputs saved for the judge. `case_tools` is kbx.sandbox.cases as imported
+    before the candidate was."""
     results = []
     reporting = threads.around(entry)
     for case, seed, call in calls:
@@ -183,10 +195,6 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     counter.install()
     ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
     save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
-    reporter.send(event=Event.CHECKED, stage_status=STAGE_RAN, error_type="", message="", inputs_s=inputs_s,
-                  compile_s=compile_s, check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
-    if job.get("timing") and read_command(control_fd) == Command.TIME:
-        time_shapes(entry, info, job, reporter, control_fd, save, counter)
 
 
 def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, save, counter: LaunchCounter) -> None:
