@@ -260,6 +260,7 @@ class Repetitions:
         if self.checked[1] is not None and (self.checked_clean and not clean or (
                 clean == self.checked_clean and rank >= self.checked_rank)):  # fmt: skip
             return
+        self.checked = (0, None)  # the old copy goes first: an in-place op's copy holds all of its inputs' state
         self.checked = (rep.seed, prepared.snapshot(0, rep.output))
         self.checked_rank, self.checked_clean = rank, clean
 
@@ -337,6 +338,7 @@ def _estimate_one_call(prepared: Prepared, check: bool = True) -> tuple[float, i
         _SYNC()
         ms = max(_ELAPSED(start, end), (_CLOCK() - t0) * 1e3)
         if ms < best_ms:
+            estimated = (0, None)  # the old copy goes first
             best_ms, estimated = ms, (seed, prepared.snapshot(1, out) if check else None)
         calls += 1
         if _RESUMES() == resumed:
