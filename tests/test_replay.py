@@ -6,6 +6,7 @@ inputs; the repeat probe names a candidate that answers repeated inputs from mem
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -267,3 +268,12 @@ def test_repoint_keeps_tensor_objects_and_takes_everything_else_from_the_fresh_c
     assert out[1][0] is live and out[1][1] == 2.5 and torch.equal(out[2]["k"], torch.ones(2))
     other_dtype = torch.ones(2, dtype=torch.float64)
     assert timing.repoint(torch.zeros(2), other_dtype) is other_dtype  # no set_ across dtypes: the fresh tensor
+
+
+def test_inputs_too_large_for_two_rotations_are_refreshed_in_the_one_there_is(fake_gpu):  # noqa: F811
+    gpu = fake_gpu(HONEST_MS)
+    one = dataclasses.replace(POLICY, rotation_budget_bytes=1)  # room for one rotation only
+    prepared = timing.prepare_shape(honest(gpu), TASK, CASE, "cpu", one)
+    assert len(prepared.calls) == 1 and prepared.row["error"] == ""
+    row, checked = timing.measure_shape(prepared, one, energy=False)
+    assert row["ok"] and not wrong(checked)

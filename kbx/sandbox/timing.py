@@ -149,6 +149,7 @@ class Prepared:
 
     def refresh(self, i: int) -> int:
         """Give rotation `i` the inputs of a seed drawn now, in the same tensor objects (`repoint`); the seed."""
+        i %= len(self.calls)  # inputs too large for two rotations have one
         seed = _FRESH_SEED()
         fresh = self.make(seed)
         live = self.calls[i][1]
