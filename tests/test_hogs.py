@@ -40,16 +40,21 @@ class FakeGpu:
 
     hogs_of: set[str]
     draining: int = 0
+    teardown: int = 0  # quiet checks a hog's context still runs after its process was ended
     ended: list[str] = dataclasses.field(default_factory=list)
     checks: int = 0
+    since_end: int = 0
 
     def seams(self) -> hogs.Seams:
         def end(eviction: hogs.Eviction) -> None:
             self.ended.append(eviction.job)
+            self.since_end = 0
 
         def quiet() -> bool:
             self.checks += 1
-            return self.checks > self.draining and not (self.hogs_of - set(self.ended))
+            self.since_end += 1
+            torn_down = self.since_end > self.teardown
+            return self.checks > self.draining and torn_down and not (self.hogs_of - set(self.ended))
 
         return hogs.Seams(end, quiet)
 
@@ -65,6 +70,13 @@ def test_nvml_names_the_hog_and_only_it_is_ended_and_charged():
     (eviction,) = evictions
     assert eviction.charged and eviction.decided.is_set()
     assert "NVML named its process" in eviction.reason and "Thread-1 (_busy)" in eviction.reason
+
+
+@pytest.mark.parametrize("samples", [[sample(20)], []], ids=["named by NVML", "by elimination"])
+def test_a_context_slow_to_go_after_its_process_ended_is_waited_for_not_taken_for_innocence(samples):
+    gpu = FakeGpu({"hog"}, teardown=1)  # still running at the first quiet wait after its process ended
+    evictions, quiet = hogs.hunt(SUSPECTS, samples, SINCE_US, {TIMER}, gpu.seams())
+    assert quiet and gpu.ended == ["hog"] and evictions[0].charged
 
 
 @pytest.mark.parametrize("who, why", [(suspect("c", 30, 31), "a process it started (pid 31)"),

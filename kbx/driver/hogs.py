@@ -29,6 +29,9 @@ from collections.abc import Callable, Iterable
 from kbx.core.telemetry import ProcessSample
 
 SETTLE_S = 1.0  # of the window's quiet wait (2 s): work honest processes had queued has drained by then
+# Quiet waits after ending an attempt: the driver tears its CUDA context down, queued work and all, and a
+# context holding GBs and seconds of queued kernels may take longer than one wait to go.
+TEARDOWN_WAITS = 2
 EVIDENCE_THREADS = 3  # thread names quoted in a charge
 
 
@@ -120,7 +123,7 @@ def _end_named(found: list[Suspect], busy: set[int], seams: Seams) -> tuple[list
         eviction.decide(bool(proof), charge(proof, "NVML named its process") if proof else redo(
             "NVML named its process, perhaps for a call in progress"))  # fmt: skip
         evictions.append(eviction)
-    return evictions, seams.quiet()
+    return evictions, _quiet_after_ending(seams)
 
 
 def _eliminate(suspects: list[Suspect], busy: set[int], seams: Seams) -> tuple[list[Eviction], bool]:
@@ -134,7 +137,7 @@ def _eliminate(suspects: list[Suspect], busy: set[int], seams: Seams) -> tuple[l
         eviction = Eviction(suspects[i].job)
         seams.end(eviction)
         evictions.append(eviction)
-        if seams.quiet():
+        if _quiet_after_ending(seams):
             proof = evidence(suspects[i], busy)
             for innocent in evictions[:-1]:
                 innocent.decide(False, redo("ended while kbx looked for the attempt whose GPU work would not drain"))
@@ -144,6 +147,10 @@ def _eliminate(suspects: list[Suspect], busy: set[int], seams: Seams) -> tuple[l
     for eviction in evictions:
         eviction.decide(False, redo("ended while kbx looked for the work that would not drain, none of it theirs"))
     return evictions, False
+
+
+def _quiet_after_ending(seams: Seams) -> bool:
+    return any(seams.quiet() for _ in range(TEARDOWN_WAITS))
 
 
 def charge(proof: str, how: str) -> str:
