@@ -12,7 +12,7 @@ seconds of work queued, and the window never goes quiet. Its neighbours would be
    not see into), the attempts in flight are ended one at a time, those with evidence first, until the
    GPU goes quiet (elimination).
 
-Ending a process (SIGKILL to its tree) ends its CUDA context, and the driver drops the work it had
+Ending a process (SIGKILL to its tree) ends its CUDA context, and with it the work the context had
 queued. The attempt found is charged `hidden_work` only where the work is surely not a call's: the
 candidate runs threads of its own, a process it started ran the work, or its worker was waiting for kbx
 with every call synchronised (`evidence`). Otherwise, perhaps a long call in progress, it is first given
