@@ -186,6 +186,23 @@ def test_an_attempt_ended_on_every_try_without_proof_is_no_verdict():
     assert verdict.status is Status.HARNESS_ERROR and "perhaps for a call in progress" in verdict.reason
 
 
+@pytest.mark.parametrize("hunt_quiets", [True, False])
+def test_a_baseline_measured_while_the_gpu_was_busy_is_measured_again_once_the_hog_is_ended(hunt_quiets):
+    from kbx.driver.attempt import AttemptRun
+    from kbx.protocol import JudgeOp
+
+    busy, clean = {"row": {"quiet": False, "median_ms": 9.0}}, {"row": {"quiet": True, "median_ms": 1.0}}
+    replies, asked = [busy, {"estimate_ms": 1.0}, clean], []
+    run = AttemptRun.__new__(AttemptRun)
+    run.ev = types.SimpleNamespace(hunt_gpu_hog=lambda since_us: hunt_quiets)
+    run._timer_baseline = lambda op, shape, estimate_ms, frozen_counts=False: (asked.append(op), replies.pop(0))[1]
+    if hunt_quiets:
+        assert run._baseline_settled("n1", 1.0) is clean
+        assert asked == [JudgeOp.BASELINE_MEASURE, JudgeOp.BASELINE_PREPARE, JudgeOp.BASELINE_MEASURE]
+    else:  # the GPU stays busy: the first reply stands, and the attempt is redone as before
+        assert run._baseline_settled("n1", 1.0) is busy and asked == [JudgeOp.BASELINE_MEASURE]
+
+
 # --- the evidence, as a real evaluator learns it ------------------------------------------------
 
 BACKGROUND = (Path(__file__).parent / "zoo" / "ok_triton.py").read_text() + '''

@@ -256,19 +256,15 @@ class AttemptRun:
         self._phase(f"waiting for the timer ({shape})")
         with ev.timer_lock:
             if key in ev.baselines:
-                return ev.baselines[key], self._window(shape, estimate_ms, before=lambda: None)
+                return ev.baselines[key], self._window(shape, estimate_ms, before=self._settled)
             started = time.perf_counter()
             self._phase(f"baseline ({shape})")
-            prepared = ev.timer.request({"op": JudgeOp.BASELINE_PREPARE, "task": self.task.id, "digest": self.task.digest,
-                                         "shape": shape, "timing": dataclasses.asdict(ev.settings.timing)},
-                                        ev.settings.judge_timeout_s)  # fmt: skip
+            prepared = self._timer_baseline(JudgeOp.BASELINE_PREPARE, shape, estimate_ms, frozen_counts=True)
             if "error" in prepared:
                 raise _HarnessFailure(f"reference timing failed: {prepared['error']}")
 
             def baseline() -> dict:
-                return ev.timer.request({"op": JudgeOp.BASELINE_MEASURE, "task": self.task.id, "shape": shape,
-                                         "energy": False}, self._window_limit_s(prepared["estimate_ms"]),
-                                        frozen_counts=False)  # fmt: skip
+                return self._baseline_settled(shape, prepared["estimate_ms"])
 
             reply: dict = {}
             measured = self._window(shape, estimate_ms, before=lambda: reply.update(baseline()))
@@ -285,22 +281,46 @@ class AttemptRun:
 
     def _window(self, shape: str, estimate_ms, before) -> dict:
         """Let the worker measure `shape` with the GPU to itself: the window opens with only the
-        timer running, which first waits for the GPU to go quiet (`_settle`) and then (`before`)
-        measures the baseline, then hands the GPU to the worker. Its "measured" event, or how it ended."""
+        timer running, which first (`before`) waits for the GPU to go quiet and measures the baseline if
+        it is not known yet, then hands the GPU to the worker. Its "measured" event, or how it ended."""
         self._phase(f"waiting for a window ({shape})")
         waiting = time.perf_counter()
         with self._exclusive(owner=self.job_id):
             self.stage_s["gpu_wait_s"] += time.perf_counter() - waiting
             self._phase(f"timer alone ({shape})")
-            if not self._settle():
-                raise _HarnessFailure("the GPU did not go quiet for a timing window")
+            before()
             if self.job_id in self.ev.evictions:
                 raise _Ended()
-            before()
             self.ev.hand_window_to(self.job_id)
             self._phase(f"timed alone ({shape})")
             self._command(Command.MEASURE)
             return self._wait(Event.MEASURED, self._window_limit_s(estimate_ms), frozen_counts=False)
+
+    def _settled(self) -> None:
+        """A window's first step where the baseline is known: the GPU quiet (`_settle`), or the attempt redone."""
+        if not self._settle():
+            raise _HarnessFailure("the GPU did not go quiet for a timing window")
+
+    def _baseline_settled(self, shape: str, estimate_ms: float) -> dict:
+        """A window's first step where the baseline is measured: the timer's reply. Its measuring first waits
+        for the GPU to go quiet; where it did not, the attempt whose work keeps running is found and ended
+        (kbx.driver.hogs), and the baseline is prepared and measured again."""
+        hunt_from_us = time.time() * 1e6 + hogs.SETTLE_S * 1e6
+        reply = self._timer_baseline(JudgeOp.BASELINE_MEASURE, shape, estimate_ms)
+        if "error" in reply or (reply.get("row") or {}).get("quiet", True) or not self.ev.hunt_gpu_hog(hunt_from_us):
+            return reply
+        again = self._timer_baseline(JudgeOp.BASELINE_PREPARE, shape, estimate_ms)
+        return again if "error" in again else self._timer_baseline(JudgeOp.BASELINE_MEASURE, shape, again["estimate_ms"])
+
+    def _timer_baseline(self, op: str, shape: str, estimate_ms: float, frozen_counts: bool = False) -> dict:
+        """The timer's reply to preparing (shared, or again in a window) or measuring the baseline at `shape`."""
+        ev = self.ev
+        if op == JudgeOp.BASELINE_PREPARE:
+            request = {"op": op, "task": self.task.id, "digest": self.task.digest, "shape": shape,
+                       "timing": dataclasses.asdict(ev.settings.timing)}  # fmt: skip
+            return ev.timer.request(request, ev.settings.judge_timeout_s, frozen_counts=frozen_counts)
+        request = {"op": op, "task": self.task.id, "shape": shape, "energy": False}
+        return ev.timer.request(request, self._window_limit_s(estimate_ms), frozen_counts=frozen_counts)
 
     def _settle(self) -> bool:
         """In a window, before anyone continues: whether the GPU went quiet. The timer waits for the work
