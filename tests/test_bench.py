@@ -47,13 +47,14 @@ def test_exclusive_share_counts_candidate_and_baseline_windows_per_gpu():
     assert exclusive_share(run, gpus=2) == 0.2
 
 
-def test_the_windows_split_into_calls_draining_warm_up_energy_and_the_rest():
+def test_the_windows_split_into_calls_draining_warm_up_energy_fresh_inputs_and_the_rest():
     shape = {"shape": "a", "kernel_ms_median": 1.0, "reps": 10, "baseline_ms_median": 2.0, "baseline_reps": 5,
-             "exclusive_ms": 100.0, "quiet_wait_ms": 20.0, "warmup_ms": 20.0, "energy_ms": 30.0}  # fmt: skip
+             "exclusive_ms": 100.0, "quiet_wait_ms": 20.0, "warmup_ms": 20.0, "energy_ms": 30.0,
+             "refresh_ms": 5.0}  # fmt: skip
     before_the_fields = {"shape": "b", "kernel_ms_median": None, "reps": 0, "exclusive_ms": 50.0}
     split = window_split([{"shapes": [shape]}, {"shapes": [before_the_fields]}, {"shapes": []}])
     assert split == pytest.approx({"held": 0.15, "calls": 0.02, "quiet_wait": 0.02, "warmup": 0.02, "energy": 0.03,
-                                   "rest": 0.06})  # fmt: skip
+                                   "refresh": 0.005, "rest": 0.055})  # fmt: skip
 
 
 def test_summary_of_a_report_from_before_the_split_fields():

@@ -45,6 +45,7 @@ STAGES = ("wall_s", "redone_s", "start_s", "inputs_s", "compile_s", "check_s", "
 # Per run, beside the records: kbx.bench.host_load's figures, and the judges' start-up (judge_start_figures)
 HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct", "gpu_busy_pct",
                 "judge_startup_s", "first_judge_s")  # fmt: skip
+WINDOW_PARTS = ("quiet_wait_ms", "warmup_ms", "energy_ms", "refresh_ms")  # of a shape's windows, beside the calls
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
 OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
 
@@ -151,7 +152,8 @@ def _quiet(args, parser) -> int:
     from kbx.driver.evaluator import EvalSettings, Evaluator
 
     with Evaluator(EvalSettings(device="cuda", workers=args.workers)) as ev:
-        report = quiet_report(neighbour_runs(ev))
+        walls: dict = {}
+        report = quiet_report(neighbour_runs(ev, walls), walls)
     return _print_report(args, report, format_quiet_report)
 
 
@@ -458,13 +460,13 @@ def _commit() -> str:
 def window_split(records: list[dict]) -> dict:
     """Where the shapes' exclusive windows went, in seconds summed over both sides: the timed calls
     themselves (repetitions x median), waiting for other processes' queued work to drain, warming up,
-    the energy burst, and the rest (each repetition's sleep, flush and synchronisation, the checks
+    the energy burst, giving each repetition fresh inputs, and the rest (each repetition's sleep, flush and synchronisation, the checks
     around them). Why: on an H100 (2026-12-05) the calls were 31.7 s of 105.7 s of windows."""
     shapes = [s for r in records for s in r.get("shapes") or ()]
     held = sum(s.get("exclusive_ms", 0.0) for s in shapes)
     calls = sum(s.get("reps", 0) * _ms(s.get("kernel_ms_median")) + s.get("baseline_reps", 0)
                 * _ms(s.get("baseline_ms_median")) for s in shapes)  # fmt: skip
-    parts = {k: sum(s.get(k, 0.0) for s in shapes) for k in ("quiet_wait_ms", "warmup_ms", "energy_ms")}
+    parts = {k: sum(s.get(k, 0.0) for s in shapes) for k in WINDOW_PARTS}
     split = {"held": held, "calls": calls, **{k[:-3]: v for k, v in parts.items()}}
     split["rest"] = held - calls - sum(parts.values())
     return {k: v / 1e3 for k, v in split.items()}

@@ -14,7 +14,8 @@ from kbx.core.hardware import Hardware
 from kbx.core.record import ShapeTiming, Status
 from kbx.tasks.spec import TaskInfo
 
-WINDOW_FIELDS = ("exclusive_ms", "quiet_wait_ms", "warmup_ms", "energy_ms")  # a shape's windows: both sides summed
+# A shape's windows, both sides summed.
+WINDOW_FIELDS = ("exclusive_ms", "quiet_wait_ms", "warmup_ms", "energy_ms", "refresh_ms")
 TELEMETRY_FIELDS = ("energy_per_call_mj", "power_w", "sm_clock_mhz", "mem_clock_mhz", "temperature_c",
                     "throttle_reasons", "memory_used_mb")  # fmt: skip
 SUSPECT_SPEEDUP = 10.0  # speedups above this are flagged for review, never trusted silently
@@ -41,7 +42,7 @@ class TimingPolicy:
     quiet_tolerance: float = 0.3  # a GPU sleep this much longer than its cycles shared the GPU
     quiet_wait_s: float = 2.0  # for other contexts' queued work to drain before a window's repetitions
     flush_l2_bytes: int = 256 * 2**20  # over twice the largest L2 of the supported GPUs (RTX 5090: 96 MB)
-    rotations: int = 4  # distinct input copies cycled through, so no result can be replayed
+    rotations: int = 2  # input copies the untimed calls cycle through; every timed call gets fresh inputs
     rotation_budget_bytes: int = 4 * 2**30  # GPU memory allowed for those copies per shape
     host_slack_ms: float = 0.2  # host time may exceed event time by launch overhead, not by hidden work
     host_ratio: float = 3.0

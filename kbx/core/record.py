@@ -37,6 +37,7 @@ class Status(str, enum.Enum):
     HIDDEN_WORK = "hidden_work"  # its timing was not its work alone: threads, streams or processes of its own
     # It reached for kbx's own answers (an expert kernel, kbx.experts, methods' code; kbx.sandbox.answers)
     BORROWED_ANSWER = "borrowed_answer"
+    REPLAYED_RESULT = "replayed_result"  # inputs it had seen were answered from memory, not computed
     UNSUPPORTED_ON_CPU = "unsupported_on_cpu"
     REFERENCE_ERROR = "reference_error"
     HARNESS_ERROR = "harness_error"  # kbx's own machinery failed (judge, worker set-up, sandbox): no verdict
@@ -117,6 +118,7 @@ class ShapeTiming:
     quiet_wait_ms: float = 0.0
     warmup_ms: float = 0.0
     energy_ms: float = 0.0
+    refresh_ms: float = 0.0  # giving every repetition fresh inputs (outside its events), both sides summed
     contaminated_reps: int = 0  # repetitions not counted: another context's work shared the GPU
     first_call_ms: float = NAN  # includes JIT compilation and autotuning
     estimate_calls: int = 0  # calls that estimated one call's time: more than 1 when a freeze fell inside one

@@ -15,6 +15,7 @@ import os
 import resource
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -33,6 +34,7 @@ from kbx.protocol import (
 from kbx.sandbox import answers, resumes
 from kbx.sandbox import namespaces as sandbox
 from kbx.sandbox.instrument import LaunchCounter, poison_cuda_allocator
+from kbx.sandbox.threads import ThreadReport
 
 CANDIDATE_MODULE = "kbx_candidate"
 MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
@@ -160,6 +162,8 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
         return
 
     inputs_s = time.perf_counter() - inputs_started
+    threads = ThreadReport(lambda names: reporter.send(event=Event.THREADS, names=names),
+                           {t.ident for t in threading.enumerate()})  # fmt: skip
     reporter.send(event=Event.CANDIDATE)  # from here on, whatever happens to this process is the candidate's doing
     view = answers.kbx_view(job["tasks_dir"], bool(job.get("expert")))
 
@@ -174,25 +178,35 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     entry, failure = _import_candidate(spec.entry)
     compile_s = time.perf_counter() - started
     guard.check_in_place()
+    threads()
     if failure:
         reporter.send(event=Event.CHECKED, stage_status=failure[0], error_type=failure[1], message=failure[2],
                       inputs_s=inputs_s, compile_s=compile_s, check_s=0.0, launches=0)  # fmt: skip
         return
 
     started = time.perf_counter()
-    results = []
-    for case, seed, call in calls:
-        poison_cuda_allocator(device)
-        counter.install()  # picks up launchers the candidate has imported since (Inductor's)
-        results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
-    counter.install()
-    ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
-    guard.check_in_place()
-    save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
+    _run_cases(case_tools, entry, threads, calls, ghost_calls, spec, counter, device, save, guard)
     reporter.send(event=Event.CHECKED, stage_status=STAGE_RAN, error_type="", message="", inputs_s=inputs_s,
                   compile_s=compile_s, check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
     if job.get("timing") and read_command(control_fd) == Command.TIME:
         time_shapes(entry, info, job, reporter, control_fd, save, counter)
+
+
+def _run_cases(case_tools, entry, threads: ThreadReport, calls, ghost_calls, spec, counter: LaunchCounter,
+               device: str, save, guard) -> None:  # fmt: skip
+    """Every case on its own clones of its inputs (the candidate's threads reported after each call), then
+    the ghost replay; their outputs saved for the judge. `case_tools` is kbx.sandbox.cases as imported
+    before the candidate was."""
+    results = []
+    reporting = threads.around(entry)
+    for case, seed, call in calls:
+        poison_cuda_allocator(device)
+        counter.install()  # picks up launchers the candidate has imported since (Inductor's)
+        results.append(case_tools.run_case(reporting, call, case.name, seed, spec.inplace, counter, device))
+    counter.install()
+    ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
+    guard.check_in_place()
+    save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
 
 
 def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, save, counter: LaunchCounter) -> None:
