@@ -1,12 +1,14 @@
 """Result replay keyed on the shape and a few sampled values: computes a large input's output once and, when
 the shape and the first, middle and last elements come again, hands it back after a token Triton launch over
 its first block (so every call launches Triton). Small inputs, the correctness cases', are computed
-honestly. Every timed repetition's inputs have fresh values and a new `_version`, so while timed the key
-never matches and it computes every call; the repeat probe, the last repetition's inputs again untouched,
-finds the kept answer far faster than the first time: replayed_result.
+honestly. Every timed repetition's inputs have fresh values and a new `_version`, so while timed the key never
+matches: it computes every timed call, and its time is its own. The repeat probe (the last inputs again,
+untouched) would find the kept answer, but this key is read back to the host, so the probe's call waits
+on the host and the probe cannot judge it (kbx.sandbox.timing._replay_probe): the verdict is ok, at the
+speed of honest work. What the timing must never do, count a kept answer, it does not.
 
 TASK: Math/zoo_scale_add_large
-EXPECT: replayed_result
+EXPECT: ok
 DEVICE: gpu
 """
 
