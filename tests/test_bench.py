@@ -231,12 +231,12 @@ def test_the_report_gives_the_judges_start_up_and_their_first_requests_cost():
 
 def test_the_commit_named_by_kbx_commit_wins_over_a_stale_checkouts(monkeypatch):
     """A tree copied onto a GPU machine carries old git metadata: KBX_COMMIT names the code."""
-    from kbx.bench.suite import _commit
+    from kbx.core.provenance import kbx_commit
 
     monkeypatch.delenv("KBX_COMMIT", raising=False)
-    checkout = _commit()
+    checkout = kbx_commit()
     monkeypatch.setenv("KBX_COMMIT", "0123abc")
-    assert _commit() == "0123abc" != checkout
+    assert kbx_commit() == "0123abc" != checkout
 
 
 def test_ctrl_c_keeps_the_finished_records_and_exits_at_once(tmp_path):

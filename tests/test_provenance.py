@@ -20,17 +20,18 @@ def test_on_a_cpu_the_gpu_versions_are_empty_and_the_libraries_are_named():
 
 
 def test_kbx_commit_is_the_checkouts_head_or_the_installed_version(monkeypatch, tmp_path):
+    monkeypatch.delenv(provenance.COMMIT_ENV, raising=False)
     head = subprocess.run(["git", "-C", str(provenance.CHECKOUT), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()  # fmt: skip
     commit = provenance.kbx_commit()
     if head:  # a git checkout (CI's fresh clone, a worktree)
         assert commit.removesuffix(provenance.DIRTY_SUFFIX) == head
-    provenance.kbx_commit.cache_clear()
+    provenance._checkout_commit.cache_clear()
     monkeypatch.setattr(provenance, "CHECKOUT", tmp_path)  # kbx installed from a wheel: no checkout around it
     try:
         assert provenance.kbx_commit() == f"kbx {md.version('kbx')}"
     finally:
-        provenance.kbx_commit.cache_clear()
+        provenance._checkout_commit.cache_clear()
 
 
 def test_the_cuda_runtime_is_read_from_torchs_version_file_without_importing_torch():
@@ -53,3 +54,9 @@ def test_on_a_gpu_the_driver_and_the_cuda_runtime_are_named():
         pynvml.nvmlShutdown()
     assert found["nvidia_driver_version"] == (driver.decode() if isinstance(driver, bytes) else driver) != ""
     assert found["cuda_runtime_version"] == torch.version.cuda != ""
+
+
+def test_kbx_commit_names_the_code_where_the_copied_tree_cannot(monkeypatch):
+    """A tree copied onto a GPU machine carries stale git metadata: KBX_COMMIT wins, in records and summaries."""
+    monkeypatch.setenv(provenance.COMMIT_ENV, "0123abc")
+    assert provenance.kbx_commit() == "0123abc" == provenance.collect(None)["kbx_commit"]

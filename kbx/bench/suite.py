@@ -19,13 +19,13 @@ import functools
 import json
 import math
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from kbx.bench.host_load import GpuLoad, HostLoad
 from kbx.core import hardware as hw
+from kbx.core import provenance
 from kbx.core.errors import EXIT_USER_ERROR, MethodError
 from kbx.core.interrupt import exit_interrupted
 from kbx.driver.watch import watch
@@ -102,7 +102,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _overhead(args, parser) -> int:
-    from kbx.bench.overhead import COMMANDS as TIMED, bench_overhead, format_overhead_report
+    from kbx.bench.overhead import COMMANDS as TIMED
+    from kbx.bench.overhead import bench_overhead, format_overhead_report
 
     commands = tuple(c for c in args.commands.split(",") if c)
     if not commands or not set(commands) <= set(TIMED):
@@ -226,7 +227,7 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     names = hw.detect_gpus()
     attempts = bench_attempts(tasks, method, mode, device)
     settings = EvalSettings(device=device, workers=workers, judges=judges)
-    report = {"device": names[0] if names else "cpu", "commit": _commit(), "command": " ".join(sys.argv),
+    report = {"device": names[0] if names else "cpu", "commit": provenance.kbx_commit(), "command": " ".join(sys.argv),
               "method": method, "gpus": gpus if device == "cuda" else 0,
               "workers_per_gpu": workers, "judges_per_gpu": settings.judge_count, "n_kernels": len(attempts),
               "runs": [],
@@ -411,7 +412,7 @@ def summary_data(report: dict, command: str) -> dict:
     """The benchmark's figures as data (docs/bench/eval-<device>-<date>.json): no per-attempt rows."""
     s = summarize(report)
     rep, bw = s.get("repeatability") or {}, s.get("bandwidth") or {}
-    return {"device": report["device"], "commit": report.get("commit") or _commit(), "date": time.strftime("%Y-%m-%d"),
+    return {"device": report["device"], "commit": report.get("commit") or provenance.kbx_commit(), "date": time.strftime("%Y-%m-%d"),
             "command": report.get("command") or command,
             "kernels": report["n_kernels"], "workers_per_gpu": report.get("workers_per_gpu"),
             "judges_per_gpu": report.get("judges_per_gpu", 0),
@@ -441,20 +442,6 @@ def _gpu_bound_clause(rep: dict) -> str:
 def _pct(fraction: float | None) -> float | None:
     """A percentage, or JSON null where the figure was not measured (one run: no repeatability)."""
     return None if fraction is None else 100 * fraction
-
-
-def _commit() -> str:
-    """KBX_COMMIT where set (a tree copied onto a GPU machine with stale or no git metadata), else
-    the checkout's commit."""
-    import os
-
-    if os.environ.get("KBX_COMMIT"):
-        return os.environ["KBX_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                              timeout=10).stdout.strip()  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def window_split(records: list[dict]) -> dict:

@@ -13,6 +13,7 @@ import ast
 import functools
 import importlib.metadata as md
 import importlib.util
+import os
 import subprocess
 from pathlib import Path
 
@@ -33,10 +34,17 @@ def collect(gpu_index: int | None) -> dict[str, str]:
             "cuda_runtime_version": torch_cuda() if on_gpu else ""}  # fmt: skip
 
 
-@functools.lru_cache(maxsize=1)
+COMMIT_ENV = "KBX_COMMIT"  # names the code where a copied tree has stale or no git metadata (a GPU node)
+
+
 def kbx_commit() -> str:
-    """HEAD of the checkout kbx runs from (DIRTY_SUFFIX with changes to tracked files); outside a
-    checkout, or without git, the installed version (INSTALLED_PREFIX)."""
+    """COMMIT_ENV where set; else HEAD of the checkout kbx runs from (DIRTY_SUFFIX with changes to
+    tracked files); outside a checkout, or without git, the installed version (INSTALLED_PREFIX)."""
+    return os.environ.get(COMMIT_ENV) or _checkout_commit()
+
+
+@functools.lru_cache(maxsize=1)
+def _checkout_commit() -> str:
     if (CHECKOUT / ".git").exists():
         git = ["git", "-C", str(CHECKOUT)]
         try:
