@@ -44,7 +44,7 @@ BACKENDS = ("local", "ray")
 PLAIN_PROGRESS_EVERY_S = 30.0  # progress lines where stderr is no terminal: often enough to see a run move
 # How a job is run, not what it computes: left out of its identity (config_hash), so a job cut short
 # on one backend or Slurm partition is taken up on another.
-HOW_RUN_KEYS = ("resume", "eval.backend", "eval.ray_address", "eval.ray_actors", "hardware.slurm")
+HOW_RUN_KEYS = ("resume", "eval.backend", "eval.ray_address", "eval.ray_actors", "hardware.slurm", "tracking")
 
 
 class Interrupted(Exception):
@@ -67,6 +67,7 @@ class Job:
     def prepare(cls, cfg: DictConfig, root: Path) -> Job:
         preflight.check_config(cfg, root)
         preflight.check_tracking(str(cfg.tracking_uri or ""))
+        write_traces(cfg)
         if check_backend(cfg) == "ray":  # the GPUs are the Ray actors'; the pool checks them when it starts
             hardware = hw.from_config(cfg.hardware)
         else:
@@ -116,8 +117,9 @@ class Job:
         before_judging = resume and str(cfg.eval.get("sandbox", SANDBOX_NAMESPACES)) == SANDBOX_NONE
         session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
         journal = InFlightJournal(self.root, "", session["kbx.session"])
-        tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets()),
-                               journal, session)  # fmt: skip
+        traces = write_traces(cfg)
+        tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets(),
+                                               write_traces=traces), journal, session)  # fmt: skip
         status, done = "FAILED", {}
         try:
             done = tracking.open(self.run_name(), params, tags, self.tasks, lookup, before_judging)
@@ -313,6 +315,15 @@ def quarantined(tasks: list[TaskInfo], journal: InFlightJournal, settings: EvalS
                                 label="quarantine", device=settings.device, sandbox=settings.sandbox)  # fmt: skip
             out.append(TaskResult(task, [Judged(0, record, "")]))
     return out
+
+
+def write_traces(cfg: DictConfig) -> bool:
+    """`tracking.traces`: whether each LLM task's trajectory is written as an MLflow trace (true when the
+    config has no `tracking` group)."""
+    value = (cfg.get("tracking") or {}).get("traces", True)
+    if not isinstance(value, bool):
+        raise ConfigError(f"tracking.traces must be true or false, got {value!r}")
+    return value
 
 
 def check_backend(cfg: DictConfig) -> str:

@@ -34,8 +34,12 @@ class Budget:
 
 @dataclasses.dataclass(frozen=True)
 class LoggedCall:
+    """A call of the task's, in its round; `proposal` is the label of the code made from its answer (the
+    attempt `round<round>/<proposal>`), "" when none was (a reflection, a judge's score, a failed call)."""
+
     round: int
     call: Call
+    proposal: str = ""
 
 
 @dataclasses.dataclass
@@ -99,9 +103,12 @@ class LLMMethod:
     def proposals(self, task: TaskInfo, calls: list[tuple[str, Call | None]]) -> list[Proposal]:
         """Successful calls as proposals (remembering their code for feedback); failed calls drop out."""
         st = self.state(task.id)
-        out = [Proposal(extract_code(c.text), label) for label, c in calls if c is not None and not c.error]
+        made = {id(c): label for label, c in calls if c is not None and not c.error}
+        out = [Proposal(extract_code(c.text), label) for label, c in calls if id(c) in made]
         with st.lock:
             st.proposed += [p.code for p in out]
+            st.calls = [dataclasses.replace(lc, proposal=made[id(lc.call)]) if id(lc.call) in made else lc
+                        for lc in st.calls]  # fmt: skip
         return out
 
 
