@@ -166,7 +166,8 @@ class _Builder:
             for i, (t_start, t_end, error) in enumerate(tries, 1):
                 self.span(self.new_id(), span_id, f"try {i}", "LLM", t_start, t_end, None, None, {"kbx.try": i}, error)
         name = c.role + (f" sample {c.sample}" if c.sample else "")
-        outputs = {"choices": [{"index": 0, "message": {"role": "assistant", "content": c.text}}]} if not c.error else None
+        answer = {"role": "assistant", "content": c.text}
+        outputs = None if c.error else {"choices": [{"index": 0, "message": answer}]}
         self.span(span_id, parent, name, "CHAT_MODEL", start, end, {"messages": list(c.messages)}, outputs,
                   _call_attributes(logged), c.error)  # fmt: skip
         return end

@@ -460,8 +460,8 @@ _CALL_FIELDS = ("role", "sample", "prompt_tokens", "completion_tokens", "cost_us
 
 def _call_dict(logged) -> dict:
     c = logged.call
-    return {"round": logged.round, "proposal": logged.proposal,
-            **{k: (None if k == "cost_usd" and math.isnan(c.cost_usd) else getattr(c, k)) for k in _CALL_FIELDS}}  # fmt: skip
+    values = {k: (None if k == "cost_usd" and math.isnan(c.cost_usd) else getattr(c, k)) for k in _CALL_FIELDS}
+    return {"round": logged.round, "proposal": logged.proposal, **values}
 
 
 def _logged_call(data: dict):
