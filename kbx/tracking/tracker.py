@@ -53,6 +53,7 @@ RETRY_DEFAULT_S = 120.0
 METRICS_PER_BATCH = 900  # MLflow accepts at most 1000 metrics in one batch
 CREATING_SUFFIX = ".creating-"  # a new sqlite store while MLflow creates its tables (then renamed)
 ROUND_PREFIX = "round_"  # a task run's series of each round's own attempt (the plain names: best so far)
+FAST_P = (1.0, 1.5, 2.0)  # the paper's fast_p thresholds above 0: a round's attempts faster than p x eager are counted
 
 
 def default_tracking_uri(root: Path) -> str:
@@ -238,6 +239,7 @@ class Tracker:
             metrics += _round_metrics(result.best(until=k), step=k, prefix="")  # what the method ships by round k
             metrics += _round_metrics(result.best(only=k), step=k, prefix=ROUND_PREFIX)  # round k's own attempt
             metrics.append(_metric("attempts", len([j for j in result.judged if j.round == k]), k))
+            metrics += _sample_metrics([j.record for j in result.judged if j.round == k], k, hardware.device == "cuda")
         metrics += _llm_metrics(result.calls)
         if best.shapes:
             largest = best.shapes[-1]
@@ -370,6 +372,17 @@ def _round_metrics(record: EvalRecord, step: int, prefix: str) -> list:
     if record.timed:
         values.update(speedup=record.speedup, runtime_ms=record.runtime_ms, baseline_ms=record.baseline_ms)
     return [_metric(prefix + k, v, step) for k, v in values.items() if not math.isnan(v)]
+
+
+def _sample_metrics(records: list[EvalRecord], step: int, timed_device: bool) -> list:
+    """A round's attempts as samples (pass@k, fast_p@k: analysis.passk): how many have a verdict on the kernel,
+    how many are correct, and on a GPU, where every correct kernel is timed, how many are faster than p x eager."""
+    judged = [r for r in records if r.status.judged]
+    correct = [r for r in judged if r.correct]
+    values = {"judged_attempts": len(judged), "correct_attempts": len(correct)}
+    if timed_device and all(r.timed for r in correct):
+        values.update({f"fast_{p:g}_attempts": sum(r.speedup > p for r in correct) for p in FAST_P})
+    return [_metric(key, v, step) for key, v in values.items()]
 
 
 def _llm_metrics(calls: list) -> list:
