@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from llm_results import trajectory
+from llm_results import CPU, trajectory
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracing.client import TracingClient
 from mlflow.tracking import MlflowClient
@@ -47,7 +47,7 @@ def node_store(root: Path) -> tuple[str, dict[str, str]]:
         client.log_dict(run_id, {"correct": True, "round": i}, "result.json")
         client.set_terminated(run_id, "FINISHED" if i == 0 else "FAILED", end_time=1_700_000_003_000 + i)
     client.set_terminated(ids["job"], "FINISHED", end_time=1_700_000_004_000)
-    ids["trace"] = traces.write(TracingClient(uri), *traces.task_trace(trajectory(), kbx, ids["Activation/gelu"], "geak"))
+    ids["trace"] = traces.write(TracingClient(uri), *traces.task_trace(trajectory(), kbx, ids["Activation/gelu"], "geak", CPU))
     other = client.create_experiment("other", artifact_location=experiment_artifact_location(uri, "other"))
     running = client.create_run(other, run_name="still-running")
     ids["running"] = running.info.run_id
@@ -200,11 +200,7 @@ def test_task_runs_in_the_companion_experiment_come_home_under_their_job(tmp_pat
 def test_an_llm_tasks_trace_comes_home_with_its_run_once(tmp_path):
     """The trace moves with its task run, under a new id linked to the copy; a copy cut short before its source tag
     (its trace already written) is deleted with that trace and redone; a second import adds nothing."""
-    from llm_results import CPU, trajectory
-    from mlflow.tracing.client import TracingClient
-
     from kbx.sync import sync
-    from kbx.tracking import traces
     from kbx.tracking.tracker import Tracker
 
     src_uri, dst_uri = f"sqlite:///{tmp_path}/src/mlflow.db", f"sqlite:///{tmp_path}/dst/mlflow.db"

@@ -63,6 +63,9 @@ def test_every_call_and_kernel_is_a_span_of_one_trace_linked_to_the_task_run(tmp
     assert by_name["evaluate round1/cand1"].status.status_code.value == "ERROR"  # kbx's failure, not the kernel's
     assert by_name["evaluate round0/cand0"].status.status_code.value == "OK"  # a wrong kernel is a verdict
     assert by_name["evaluate round1/cand0"].outputs["speedup"] == 2.0
+    (profile,) = by_name["evaluate round1/cand0"].get_attribute("kbx.profile")  # what kbx measured of its one shape
+    assert (profile["shape"], profile["speedup"], profile["gbps"], profile["roofline"]) == ("n=1M", 2.0, 2000.0, "unknown")
+    assert profile["bw_util"] is None and profile["launch_bound"] is False  # the CPU profile has no peaks
     assert by_name["evaluate round0/cand0"].start_time_ns >= gen.end_time_ns  # judged after it was written
     assert trace.info.token_usage["total_tokens"] == 50 + 50 + 40 + 50 + 50
 

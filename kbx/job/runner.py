@@ -82,7 +82,7 @@ class Job:
         if "llm" in builder_params(cfg.method):
             llm = build_llm(cfg, root)
             llm.preflight()  # a missing key or unreachable endpoint fails here, before any task starts
-        method = build_method(cfg.method, root, context=method_context(cfg, hardware, llm))
+        method = build_method(cfg.method, root, context=method_context(cfg, hardware, llm, root))
         if hasattr(method, "report_unknown"):
             for line in method.report_unknown(set(all_tasks)):
                 log.warning(line)
@@ -413,7 +413,8 @@ def _non_negative_number(name: str, value) -> None:
         raise ConfigError(f"{name} must be a non-negative number, got {value!r}")
 
 
-def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
+def method_context(cfg: DictConfig, hardware: hw.Hardware, llm, root: Path) -> dict:
+    from kbx.llm.profile import load_compile_times
     from kbx.llm.prompt import PromptSettings
     from kbx.methods.llm import Budget
 
@@ -421,7 +422,9 @@ def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
     for key in ("max_calls", "max_tokens"):
         if not isinstance(b[key], int) or isinstance(b[key], bool) or b[key] < 0:
             raise ConfigError(f"budget.{key} must be a non-negative integer (0: no cap), got {b[key]!r}")
-    prompt = PromptSettings(name=str(p.name), example=bool(p.example), hardware=bool(p.hardware), math=bool(p.math))
+    compiled = load_compile_times(tuple(p.get("compile_times") or ()), hardware, root) if llm is not None else {}
+    prompt = PromptSettings(name=str(p.name), example=bool(p.example), hardware=bool(p.hardware), math=bool(p.math),
+                            compile_times=compiled)  # fmt: skip
     seeds = tuple(int(x) for x in cfg.eval.public_seeds)
     return {"llm": llm, "prompt": prompt, "hardware": hardware, "public_seeds": seeds,
             "budget": Budget(max_calls=int(b.max_calls), max_tokens=int(b.max_tokens))}  # fmt: skip

@@ -16,7 +16,7 @@ from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord
 from kbx.core.source import extract_code
 from kbx.llm.client import BudgetReached, Call, LLMClient
-from kbx.llm.prompt import PromptSettings, feedback, task_messages
+from kbx.llm.prompt import PromptSettings, task_feedback, task_messages
 from kbx.methods.base import MethodError, Proposal
 from kbx.tasks.spec import TaskInfo
 
@@ -55,6 +55,7 @@ class LLMMethod:
     """Shared machinery; subclasses implement `propose`."""
 
     name = "llm"
+    public_seeds: tuple[int, ...] = (0,)  # the seeds whose mismatching values feedback may show
 
     def __init__(self, llm: LLMClient, prompt: PromptSettings, hardware: Hardware, budget: Budget) -> None:
         self.llm, self.prompt, self.hardware, self.budget = llm, prompt, hardware, budget
@@ -93,6 +94,10 @@ class LLMMethod:
         method's own (`Proposal.label`), recovered from the record's "round<k>/<label>"."""
         codes = self.state(task_id).proposed
         return [(r.label.split("/", 1)[-1], code, r) for code, r in zip(codes, history, strict=False)]
+
+    def feedback(self, task: TaskInfo, record: EvalRecord, level: str) -> str:
+        """The evaluator's verdict on a kernel of `task` at a KernelBench level (G, E, P: kbx.llm.prompt)."""
+        return task_feedback(task, record, level, self.prompt, self.hardware, self.public_seeds)
 
     def conversation(self, task: TaskInfo, *parts: str) -> list[dict]:
         """The one-shot prompt with more sections appended to its user message."""
@@ -156,7 +161,7 @@ class Iterative(LLMMethod):
         pairs = list(zip(self.state(task.id).proposed, history))  # one proposal per judged round, in order
         for code, record in pairs[-1:] if self.history_mode == "last" else pairs:
             messages.append({"role": "assistant", "content": f"```python\n{code}```"})
-            messages.append({"role": "user", "content": feedback(record, self.level, self.public_seeds)})
+            messages.append({"role": "user", "content": self.feedback(task, record, self.level)})
         return messages
 
     def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
@@ -183,10 +188,15 @@ def build_best_of_n(llm=None, prompt=None, hardware=None, budget=None, n: int = 
     return BestOfN(*common_args(llm, prompt, hardware, budget), n=n, temperature=float(temperature))
 
 
+def check_feedback(level: str) -> str:
+    if level not in FEEDBACK_LEVELS:
+        raise MethodError(f"method.feedback must be one of {', '.join(FEEDBACK_LEVELS)}, got {level!r}")
+    return level
+
+
 def build_iterative(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), feedback: str = "E",
                     history: str = "last", stop_when_correct: bool = False, name: str = "iterative") -> Iterative:  # fmt: skip
-    if feedback not in FEEDBACK_LEVELS:
-        raise MethodError(f"method.feedback must be one of {', '.join(FEEDBACK_LEVELS)}, got {feedback!r}")
+    check_feedback(feedback)
     if history not in HISTORY_MODES:
         raise MethodError(f"method.history must be one of {', '.join(HISTORY_MODES)}, got {history!r}")
     return Iterative(*common_args(llm, prompt, hardware, budget), feedback=feedback, history=history,

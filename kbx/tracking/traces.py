@@ -15,8 +15,10 @@ trajectory reads top to bottom; split per attempt, it fell apart into rows of on
 An LLM call's span carries its role, round, sample, model, sampling parameters, token usage
 (`mlflow.chat.tokenUsage`), cost where known (`mlflow.llm.cost`), latency, whether kbx's cache
 answered (`kbx.cached`: a replayed call is a span like any other, with no tries) and its error.
-Each kernel's verdict is an assessment `verdict` (value: the status; rationale: the reason;
-metadata: compiled, correct, speedup, round, label) on its evaluation span; the shipped kernel's
+An evaluation span's outputs are the kernel's record, and its attribute `kbx.profile` what kbx measured
+per perf shape (kbx.llm.profile: time against eager, GB/s and TFLOP/s against the GPU's peaks, roofline
+class, launches per call, launch-bound). Each kernel's verdict is an assessment `verdict` (value: the
+status; rationale: the reason; metadata: compiled, correct, speedup, round, label) on its evaluation span; the shipped kernel's
 `correct` and `speedup` are assessments of the whole trace, the columns of the UI's traces table.
 A span of kbx's own failure (a provider error, a harness error) has status ERROR; a kernel that
 fails its tests does not: that is a verdict, not an error.
@@ -35,8 +37,10 @@ import os
 import time
 import uuid
 
+from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord
 from kbx.core.secrets import redact
+from kbx.llm.profile import shape_profile
 from kbx.methods.loop import TaskResult
 
 NS_PER_S = 1_000_000_000
@@ -47,11 +51,12 @@ VERDICT = "verdict"
 SOURCE_TRACE_TAG = "kbx.source_trace"  # on a trace copied by kbx.sync: the id it was copied from
 
 
-def task_trace(result: TaskResult, experiment_id: str, run_id: str, method: str, secrets: tuple[str, ...] = ()):
-    """(TraceInfo, spans) of a finished task whose method called an LLM."""
+def task_trace(result: TaskResult, experiment_id: str, run_id: str, method: str, hardware: Hardware,
+               secrets: tuple[str, ...] = ()):  # fmt: skip
+    """(TraceInfo, spans) of a finished task whose method called an LLM, judged on `hardware`."""
     from mlflow.entities import TraceInfo, TraceLocation, TraceState
 
-    trace = _Builder(f"tr-{uuid.uuid4().hex}", secrets)
+    trace = _Builder(f"tr-{uuid.uuid4().hex}", secrets, hardware, list(result.task.spec.dtypes))
     root = trace.new_id()
     rounds = sorted({c.round for c in result.calls} | {j.round for j in result.judged})
     for k in rounds:
@@ -132,8 +137,8 @@ def copy_trace(trace, experiment_id: str, run_id: str):
 class _Builder:
     """The spans and assessments of one trace as they are added."""
 
-    def __init__(self, trace_id: str, secrets: tuple[str, ...]) -> None:
-        self.trace_id, self.secrets = trace_id, secrets
+    def __init__(self, trace_id: str, secrets: tuple[str, ...], hardware: Hardware, dtypes: list[str]) -> None:
+        self.trace_id, self.secrets, self.hardware, self.dtypes = trace_id, secrets, hardware, dtypes
         self.spans: list = []
         self.assessments: list = []
 
@@ -181,7 +186,9 @@ class _Builder:
         start = max(_ns(judged.started_s), not_before)
         end = max(start, _ns(judged.started_s + r.wall_s))
         error = "" if r.status.judged else f"{r.status.value}: {r.reason}"
-        attributes = {"kbx.label": r.label, "kbx.status": r.status.value, "kbx.round": judged.round}
+        attributes = {"kbx.label": r.label, "kbx.status": r.status.value, "kbx.round": judged.round,
+                      "kbx.profile": [{k: _finite(v) if isinstance(v, float) else v for k, v in
+                                       shape_profile(s, self.hardware, self.dtypes).items()} for s in r.shapes]}  # fmt: skip
         self.span(span_id, parent, f"evaluate {r.label}", "EVALUATOR", start, end, {"label": r.label, "code":
                   judged.code}, r.to_dict(), attributes, error)  # fmt: skip
         metadata = {k: json.dumps(v) for k, v in _verdict(r).items() if k not in ("status", "reason") and v is not None}

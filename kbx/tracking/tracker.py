@@ -260,7 +260,7 @@ class Tracker:
         self._batch(run_id, params, metrics)
         self._files(run_id, _task_files(result))
         if self.write_traces and result.calls:
-            traces.write(self.tracing, *traces.task_trace(result, self.tasks_experiment_id, run_id, method,
+            traces.write(self.tracing, *traces.task_trace(result, self.tasks_experiment_id, run_id, method, hardware,
                                                           self.secrets))  # fmt: skip
         self.client.set_terminated(run_id, "FINISHED")  # last: a FINISHED task run is whole
         return run_id
