@@ -117,6 +117,11 @@ def test_agent_methods_from_the_cli_log_calls_per_role(kbx_cli, tmp_path):
     assert tasks.loc["stark", "metrics.llm_calls_planner"] == 1.0 and tasks.loc["stark", "metrics.attempts"] >= 1
     jobs = runs[runs["tags.kbx.role"] == "job"].set_index("params.method")
     assert jobs.loc["geak", "metrics.tokens_judge"] > 0 and jobs.loc["stark", "metrics.tokens_planner"] > 0
+    client = mlflow.tracking.MlflowClient(uri)
+    names = {m: {s[1].split(" sample")[0] for s in assert_traced(client, tasks.loc[m, "run_id"]) if s[2] == "CHAT_MODEL"}
+             for m in ("geak", "kernelagent", "stark")}  # every role's calls are spans of the task's trace
+    assert names == {"geak": {"generator", "reflector", "judge"}, "kernelagent": {"test_writer", "generator", "refiner"},
+                     "stark": {"planner", "coder"} | ({"debugger"} & names["stark"])}  # fmt: skip
 
 
 def test_a_key_on_the_command_line_is_refused(kbx_cli, tmp_path):

@@ -1,7 +1,8 @@
 """`python -m kbx.bench eval`: how fast and how repeatable the evaluator is, on this machine.
 (`python -m kbx.bench llm`: whether generation overlaps evaluation; see kbx.bench.llm.
 `python -m kbx.bench table RESULTS.json ...`: docs/EXPERTS.md from eval results; see kbx.bench.table.
-`python -m kbx.bench overhead`: what kbx.run costs over this benchmark; see kbx.bench.overhead.)
+`python -m kbx.bench overhead`: what kbx.run costs over this benchmark; see kbx.bench.overhead.
+`python -m kbx.bench traces`: what writing traces costs an LLM job; see kbx.bench.traces.)
 
 Judges every expert kernel (`--method inductor`: torch.compile of every such task's reference instead;
 the report's `method` says which) (the full pipeline: worker, judge, timing) in `--runs` separate
@@ -46,17 +47,19 @@ HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_
                 "judge_startup_s", "first_judge_s")  # fmt: skip
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
 OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
+TRACES_OUT = "bench-out/traces"  # traces' --out when none is given
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
-    parser.add_argument("what", choices=["eval", "summary", "llm", "table", "sandbox", "quiet", "overhead"],
+    parser.add_argument("what", choices=["eval", "summary", "llm", "table", "sandbox", "quiet", "overhead", "traces"],
                         help="eval: the evaluator; summary: eval's --summary from its --json file, a run "
                              "cut short included; llm: generation/evaluation overlap; "
                              "table: docs/EXPERTS.md from eval --json files (kbx.bench.table); "
                              "sandbox: the sandbox's cost per attempt; "
                              "quiet: honest kernels' verdicts beside background GPU work (GPU); "
-                             "overhead: kbx.run's wall time over eval's on the same tasks")  # fmt: skip
+                             "overhead: kbx.run's wall time over eval's on the same tasks; "
+                             "traces: an LLM job's wall time with tracking.traces on over off")  # fmt: skip
     parser.add_argument("results", nargs="*", help="table: results files of eval --json (experts, and inductor); "
                                                    "summary: one such file")  # fmt: skip
     parser.add_argument("--out", default="", help="table: write the markdown here (default: print it); "
@@ -76,19 +79,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_out", default="")
     parser.add_argument("--summary", default="", help="eval: also write the figures alone (no per-attempt rows) "
                         "here, e.g. docs/bench/eval-h100-DATE.json")  # fmt: skip
-    parser.add_argument("--tasks", type=int, default=8, help="llm: tasks (with expert kernels) to run")
+    parser.add_argument("--tasks", type=int, default=8, help="llm, traces: tasks (with expert kernels) to run")
     parser.add_argument("--latency", type=float, default=2.0, help="llm: seconds per completion")
     parser.add_argument("--concurrency", type=int, default=4, help="llm: llm.concurrency")
-    parser.add_argument("--rounds", type=int, default=2, help="llm: refinement rounds")
+    parser.add_argument("--rounds", type=int, default=2, help="llm, traces: refinement rounds")
     parser.add_argument("--rate-limited", type=float, default=0.0, help="llm: share of calls answered 429 once")
     parser.add_argument("--retry-after", type=float, default=0.0, help="llm: the 429s' Retry-After seconds (0: none)")
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
     parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile")
-    parser.add_argument("--repeats", type=int, default=1, help="overhead: times each command is run")
+    parser.add_argument("--repeats", type=int, default=1, help="overhead, traces: times each command is run")
     parser.add_argument("--commands", default="eval,run,run_existing",
                         help="overhead: which to time, of eval, run, run_existing, run_default "
                              "(figures already in --out are added to)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.what == "traces":
+        from kbx.bench.traces import bench_traces, format_traces_report
+
+        report = bench_traces(Path(args.out or TRACES_OUT), args.tasks, args.rounds, args.workers, args.repeats)
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(report, indent=1))
+        print(format_traces_report(report))
+        return 0
     if args.what == "overhead":
         from kbx.bench.overhead import COMMANDS, bench_overhead, format_overhead_report
 
