@@ -105,6 +105,7 @@ def test_multirun_predictions_rounds_and_no_secret_leak(kbx_cli, tmp_path):
         ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb must be at least 2"),
         ("eval.check_timeout_s=-5", "eval.check_timeout_s must be a positive number of seconds, got -5"),
         ("++method.path=preds.jsonl", "method.path is not a setting of method=reference (it belongs to method=predictions)"),
+        ("tracking.traces=sometimes", "tracking.traces must be true or false, got 'sometimes'"),
     ],
 )
 def test_bad_overrides_fail_before_any_work(kbx_cli, tmp_path, override, message):
