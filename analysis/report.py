@@ -213,7 +213,7 @@ def passk_section(table: pd.DataFrame) -> list[str]:
     if table.empty:
         return ["No method made several kernels for a task in one round (best_of_n, GEAK's candidates, "
                 "KernelAgent's workers), or the runs predate kbx's per-round sample counts: no pass@k."]  # fmt: skip
-    return [f"Unbiased estimator 1 - C(n-c, k) / C(n, k) over each task run's n judged kernels of a round (c of them "
+    return ["Unbiased estimator 1 - C(n-c, k) / C(n, k) over each task run's n judged kernels of a round (c of them "
             "correct, or correct and faster than p x eager for fast_p@k), averaged over the task runs with at least k "
             "(`tasks`); `samples` is their mean n. fast_p@k is empty where nothing was timed (CPU).", "",
             tables.to_markdown(table, percent=PERCENT_COLUMNS)]  # fmt: skip

@@ -55,13 +55,12 @@ def test_fast_p_at_k_is_empty_where_nothing_was_timed():
 
 def test_from_the_counts_kbx_logs_per_round(tmp_path):
     """Four samples of one task in round 0 (two correct: 3x and 0.5x, one wrong, one harness error) on an H100."""
+    from analysis.load import load
     from kbx.core.hardware import load_profiles
     from kbx.core.record import EvalRecord, Status
     from kbx.methods.loop import Judged, TaskResult
     from kbx.tasks import discover
     from kbx.tracking.tracker import Tracker
-
-    from analysis.load import load
 
     task = discover()["Math/add"]
     records = [EvalRecord(task=task.id, task_version=1, status=Status.OK, label="round0/sample0", timed=True, speedup=3.0),

@@ -18,8 +18,9 @@ answered (`kbx.cached`: a replayed call is a span like any other, with no tries)
 An evaluation span's outputs are the kernel's record, and its attribute `kbx.profile` what kbx measured
 per perf shape (kbx.llm.profile: time against eager, GB/s and TFLOP/s against the GPU's peaks, roofline
 class, launches per call, launch-bound). Each kernel's verdict is an assessment `verdict` (value: the
-status; rationale: the reason; metadata: compiled, correct, speedup, round, label) on its evaluation span; the shipped kernel's
-`correct` and `speedup` are assessments of the whole trace, the columns of the UI's traces table.
+status; rationale: the reason; metadata: compiled, correct, speedup, round, label) on its evaluation
+span; the shipped kernel's `correct` and `speedup` are assessments of the whole trace, the columns of
+the UI's traces table.
 A span of kbx's own failure (a provider error, a harness error) has status ERROR; a kernel that
 fails its tests does not: that is a verdict, not an error.
 
