@@ -197,15 +197,16 @@ class LLMClient:
                 with self.slots.hold():  # the budget is asked, and charged, while the slot is held
                     if not self.budget.admit():
                         raise BudgetReached(self.budget.reached())
-                    started, started_s = time.perf_counter(), time.time()
+                    started, started_s, failure = time.perf_counter(), time.time(), ""
                     try:
                         response = self._litellm_call(messages, params, num_retries=0)
                     except Exception as exc:
-                        made.append(Try(started_s, time.perf_counter() - started, self._describe(exc)))
+                        failure = self._describe(exc)
                         raise
                     finally:
-                        latency += time.perf_counter() - started
-                    made.append(Try(started_s, time.perf_counter() - started))
+                        took = time.perf_counter() - started
+                        latency += took
+                        made.append(Try(started_s, took, failure))
                     text = response.choices[0].message.content or ""
                     usage = getattr(response, "usage", None)
                     tokens = (int(getattr(usage, "prompt_tokens", 0) or 0),

@@ -41,7 +41,7 @@ def load_compile_times(paths: tuple[str, ...], hardware: Hardware, root: Path) -
             records = runs[0]["records"] if runs else report["partial"]["records"]
         except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
             raise ConfigError(f"prompt.compile_times: {path} is not `kbx.bench eval --json` results ({exc})") from None
-        if not hardware.nvml_match or hardware.nvml_match.lower() not in device.lower():
+        if hardware.nvml_match.lower() not in device.lower():
             continue
         for r in records:
             if r.get("label") == "inductor" and r.get("status") == "ok":
