@@ -1,5 +1,5 @@
-"""`python -m analysis report|export|findings|bench`: the command line; the work is in the modules of the same names
-(analysis.report, analysis.export, analysis.findings_doc, analysis.bench)."""
+"""`python -m analysis report|export|findings|trajectories|bench`: the command line; the work is in the modules of the
+same names (analysis.report, analysis.export, analysis.findings_doc, analysis.trajectories, analysis.bench)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     fin.add_argument("--records", type=Path, default=Path("docs/findings/records.csv"))
     fin.add_argument("--out", type=Path, default=Path("docs/FINDINGS.md"))
     fin.add_argument("--check", action="store_true", help="write nothing; exit 1 if the committed files are stale")
+    tra = sub.add_parser("trajectories", help="one JSON line per LLM-written kernel: its conversation, verdict and "
+                         "reward (docs/TRAJECTORIES.md)")  # fmt: skip
+    tra.add_argument("stores", nargs="+", help="mlruns/ directories (kbx's layout), sqlite files or tracking URIs")
+    tra.add_argument("--experiment", required=True, help="experiment name (kbx's experiment=...)")
+    tra.add_argument("--out", required=True, type=Path, help="the JSON lines file to write")
     ben = sub.add_parser("bench", help="time the report over a synthetic sqlite store")
     ben.add_argument("--runs", type=int, default=BENCH_RUNS, help="task runs in the synthetic store")
     ben.add_argument("--dir", type=Path, default=Path("outputs/analysis-bench"), help="where the store and report go")
@@ -72,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
             from analysis.findings_doc import generate
 
             summary = generate(args.records, args.out)
+        elif args.command == "trajectories":
+            from analysis.trajectories import export as export_trajectories
+
+            summary = export_trajectories(args.stores, args.experiment, args.out)
         else:
             from analysis.bench import run_bench
 

@@ -191,6 +191,9 @@ def document(frame: pd.DataFrame, found: dict, plots: dict[str, Path], records: 
         figures_table([f for f in figs if f.key.startswith("quantization_correct")]), "",
         "## 7. Fusion tasks no method solves", "",
         figures_table(pick("fusion_fail_all")), "",
+        "## 8. pass@k and fast_p@k of sampling methods", "",
+        *[line for gpu, table in found["pass_at_k"].items() for line in [f"### {gpu}", "", *report.passk_section(table),
+                                                                          ""]],
     ]  # fmt: skip
     return "\n".join(lines)
 

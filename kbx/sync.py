@@ -14,8 +14,8 @@ that one came from), and a run whose copy is already in DST is skipped, so impor
 again, or a store that grew, adds only what is new. A copy is tagged `kbx.source_run` only as its
 last write; one cut short (tagged `kbx.import_pending` alone) is deleted and redone by the next import.
 A run that has not ended (RUNNING) is left for a later import, with the runs nested under it, since
-its copy would never be updated. Not copied: datasets (run inputs), logged models and traces, which
-kbx does not write.
+its copy would never be updated. A copy's traces are written before its source tag, and deleted with
+a cut-short copy. Not copied: datasets (run inputs) and logged models, which kbx does not write.
 """
 
 import argparse

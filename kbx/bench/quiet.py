@@ -97,6 +97,7 @@ def neighbour_runs(ev, walls: dict | None = None) -> dict:
     """{"clean": honest records alone, <noise>: [the noisy gelu's record, *honest records]}; each setting's
     wall time in seconds into `walls`, where given."""
     import time
+
     from kbx.contract.attempt import Attempt
     from kbx.tasks import discover
 

@@ -1,7 +1,8 @@
 """`python -m kbx.bench eval`: how fast and how repeatable the evaluator is, on this machine.
 (`python -m kbx.bench llm`: whether generation overlaps evaluation; see kbx.bench.llm.
 `python -m kbx.bench table RESULTS.json ...`: docs/EXPERTS.md from eval results; see kbx.bench.table.
-`python -m kbx.bench overhead`: what kbx.run costs over this benchmark; see kbx.bench.overhead.)
+`python -m kbx.bench overhead`: what kbx.run costs over this benchmark; see kbx.bench.overhead.
+`python -m kbx.bench traces`: what writing traces costs an LLM job; see kbx.bench.traces.)
 
 Judges every expert kernel (`--method inductor`: torch.compile of every such task's reference instead;
 the report's `method` says which) (the full pipeline: worker, judge, timing) in `--runs` separate
@@ -48,6 +49,7 @@ HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_
 WINDOW_PARTS = ("quiet_wait_ms", "warmup_ms", "energy_ms", "refresh_ms")  # of a shape's windows, beside the calls
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
 OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
+TRACES_OUT = "bench-out/traces"  # traces' --out when none is given
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
                              "sandbox: the sandbox's cost per attempt; "
                              "quiet: honest kernels' verdicts beside background GPU work (GPU); "
                              "overhead: kbx.run's wall time over eval's on the same tasks; "
-                             "limits: timed shapes against the device's limits (kbx.bench.limits)")  # fmt: skip
+                             "limits: timed shapes against the device's limits (kbx.bench.limits); "
+                             "traces: an LLM job's wall time with tracking.traces on over off")  # fmt: skip
     parser.add_argument("results", nargs="*", help="table, limits: results files of eval --json (experts, and "
                                                    "inductor); summary: one such file")  # fmt: skip
     parser.add_argument("--out", default="", help="table: write the markdown here (default: print it); "
@@ -85,16 +88,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", dest="json_out", default="")
     parser.add_argument("--summary", default="", help="eval: also write the figures alone (no per-attempt rows) "
                         "here, e.g. docs/bench/eval-h100-DATE.json")  # fmt: skip
-    parser.add_argument("--tasks", type=int, default=8, help="llm: tasks (with expert kernels) to run")
+    parser.add_argument("--tasks", type=int, default=8, help="llm, traces: tasks (with expert kernels) to run")
     parser.add_argument("--latency", type=float, default=2.0, help="llm: seconds per completion")
     parser.add_argument("--concurrency", type=int, default=4, help="llm: llm.concurrency")
-    parser.add_argument("--rounds", type=int, default=2, help="llm: refinement rounds")
+    parser.add_argument("--rounds", type=int, default=2, help="llm, traces: refinement rounds")
     parser.add_argument("--rate-limited", type=float, default=0.0, help="llm: share of calls answered 429 once")
     parser.add_argument("--retry-after", type=float, default=0.0, help="llm: the 429s' Retry-After seconds (0: none)")
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
     parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile; limits: "
                         "the profile of results files that do not name their GPU")  # fmt: skip
-    parser.add_argument("--repeats", type=int, default=1, help="overhead: times each command is run")
+    parser.add_argument("--repeats", type=int, default=1, help="overhead, traces: times each command is run")
     parser.add_argument("--commands", default="eval,run,run_existing",
                         help="overhead: which to time, of eval, run, run_existing, run_default "
                              "(figures already in --out are added to)")  # fmt: skip
@@ -113,6 +116,13 @@ def _overhead(args, parser) -> int:
                             tuple(args.task), args.gpus)
     print(format_overhead_report(report))
     return 0
+
+
+def _traces(args, parser) -> int:
+    from kbx.bench.traces import bench_traces, format_traces_report
+
+    report = bench_traces(Path(args.out or TRACES_OUT), args.tasks, args.rounds, args.workers, args.repeats)
+    return _print_report(args, report, format_traces_report)
 
 
 def _limits(args, parser) -> int:
@@ -194,7 +204,8 @@ def _eval(args, parser) -> int:
 
 
 COMMANDS = {"eval": _eval, "summary": _summary, "llm": _llm, "table": _table, "sandbox": _sandbox,
-            "quiet": _quiet, "overhead": _overhead, "limits": _limits}  # fmt: skip
+            "quiet": _quiet, "overhead": _overhead, "limits": _limits,
+            "traces": _traces}  # fmt: skip
 
 
 def write_summary(report: dict, path: str, command: str) -> None:

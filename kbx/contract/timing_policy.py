@@ -117,6 +117,7 @@ def timed_shape(r: dict, b: dict, hardware: Hardware, task_dtypes) -> tuple[Shap
         first_call_ms=r["first_call_ms"],
         estimate_calls=int(r.get("estimate_calls", 0)),
         launch_ms=float(r.get("launch_ms", math.nan)),
+        launches_per_call=float(r.get("launches_per_call", math.nan)),
         host_bound=bool(r.get("host_bound", False)),
         baseline_reps=int(b.get("reps", 0)),
         budget_cut=bool(r.get("budget_cut") or b.get("budget_cut")),

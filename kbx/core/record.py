@@ -126,6 +126,7 @@ class ShapeTiming:
     # every repetition: such a call's time is the host's launch rate (it follows the host's load), not the GPU's.
     launch_ms: float = NAN
     host_bound: bool = False
+    launches_per_call: float = NAN  # Triton launches of one call (its estimating calls', averaged; NaN: not counted)
     telemetry: str = ""  # why telemetry is missing, "" when present
     energy_per_call_mj: float = NAN
     power_w: float = NAN

@@ -45,7 +45,7 @@ log = logging.getLogger("kbx")
 PLAIN_PROGRESS_EVERY_S = 30.0  # progress lines where stderr is no terminal: often enough to see a run move
 # How a job is run, not what it computes: left out of its identity (config_hash), so a job cut short
 # on one backend or Slurm partition is taken up on another.
-HOW_RUN_KEYS = ("resume", "eval.backend", "eval.ray_address", "eval.ray_actors", "hardware.slurm")
+HOW_RUN_KEYS = ("resume", "eval.backend", "eval.ray_address", "eval.ray_actors", "hardware.slurm", "tracking")
 
 
 class Interrupted(Exception):
@@ -82,7 +82,7 @@ class Job:
         if "llm" in builder_params(cfg.method):
             llm = build_llm(cfg, root)
             llm.preflight()  # a missing key or unreachable endpoint fails here, before any task starts
-        method = build_method(cfg.method, root, context=method_context(cfg, hardware, llm))
+        method = build_method(cfg.method, root, context=method_context(cfg, hardware, llm, root))
         if hasattr(method, "report_unknown"):
             for line in method.report_unknown(set(all_tasks)):
                 log.warning(line)
@@ -119,8 +119,9 @@ class Job:
         before_judging = resume and str(cfg.eval.get("sandbox", SANDBOX_NAMESPACES)) == SANDBOX_NONE
         session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
         journal = InFlightJournal(self.root, "", session["kbx.session"])
-        tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets()),
-                               journal, session)  # fmt: skip
+        traces = write_traces(cfg)
+        tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets(),
+                                               write_traces=traces), journal, session)  # fmt: skip
         status, done = "FAILED", {}
         try:
             done = tracking.open(self.run_name(), params, tags, self.tasks, lookup, before_judging)
@@ -328,6 +329,12 @@ def eval_backend(cfg: DictConfig) -> str:
     return str(cfg.eval.backend)
 
 
+def write_traces(cfg: DictConfig) -> bool:
+    """`tracking.traces` (checked by the schema): whether each LLM task's trajectory is written as an
+    MLflow trace; true when the config has no `tracking` group."""
+    return bool((cfg.get("tracking") or {}).get("traces", True))
+
+
 def builder_params(method_cfg: DictConfig) -> set[str]:
     from hydra.utils import get_method
 
@@ -381,12 +388,15 @@ def job_caps(cfg: DictConfig):
     return JobCaps(max_cost_usd=float(cfg.budget.max_cost_usd), max_tokens=int(cfg.budget.max_total_tokens))
 
 
-def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
+def method_context(cfg: DictConfig, hardware: hw.Hardware, llm, root: Path) -> dict:
+    from kbx.llm.profile import load_compile_times
     from kbx.llm.prompt import PromptSettings
     from kbx.methods.llm import Budget
 
     p, b = cfg.prompt, cfg.budget
-    prompt = PromptSettings(name=str(p.name), example=bool(p.example), hardware=bool(p.hardware), math=bool(p.math))
+    compiled = load_compile_times(tuple(p.get("compile_times") or ()), hardware, root) if llm is not None else {}
+    prompt = PromptSettings(name=str(p.name), example=bool(p.example), hardware=bool(p.hardware), math=bool(p.math),
+                            compile_times=compiled)  # fmt: skip
     seeds = tuple(int(x) for x in cfg.eval.public_seeds)
     return {"llm": llm, "prompt": prompt, "hardware": hardware, "public_seeds": seeds,
             "budget": Budget(max_calls=int(b.max_calls), max_tokens=int(b.max_tokens))}  # fmt: skip

@@ -74,6 +74,7 @@ class Iterative(MethodSettings):
 
 class Geak(MethodSettings):
     name: Literal["geak"]
+    feedback: Literal[FEEDBACK_LEVELS]
     candidates: Positive
     ancestors: Positive
     judge: bool
@@ -84,6 +85,7 @@ class Geak(MethodSettings):
 
 class KernelAgent(MethodSettings):
     name: Literal["kernelagent"]
+    feedback: Literal[FEEDBACK_LEVELS]
     workers: Positive
     history_size: Positive
     test_call: bool
@@ -94,6 +96,7 @@ class KernelAgent(MethodSettings):
 
 class Stark(MethodSettings):
     name: Literal["stark"]
+    feedback: Literal[FEEDBACK_LEVELS]
     epsilon: float = Field(ge=0, le=1)
     n_root: Positive
     n_child_max: Positive
@@ -148,6 +151,11 @@ class Prompt(Schema):
     example: bool
     hardware: bool
     math: bool
+    compile_times: list[Text] = []  # kbx.bench eval --method inductor results, for the P feedback
+
+
+class Tracking(Schema):
+    traces: bool
 
 
 class Category(Schema):
@@ -228,6 +236,7 @@ class RunConfig(Schema):
     experiment: Annotated[Text, StringConstraints(strip_whitespace=True, min_length=1)] = Field(
         description="the MLflow experiment's name, e.g. experiment=kbx")
     tracking_uri: Text
+    tracking: Tracking
     resume: bool
 
     @model_validator(mode="after")

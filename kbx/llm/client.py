@@ -77,8 +77,20 @@ class LLMSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class Try:
+    """One request to the provider within a call: when it started (seconds since the epoch), how long
+    it took, and why it failed ("" when it answered)."""
+
+    started_s: float
+    duration_s: float
+    error: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class Call:
-    """One completion as the method saw it, with its accounting. `error` is "" on success."""
+    """One completion as the method saw it, with its accounting. `error` is "" on success. `started_s`
+    (seconds since the epoch), the model, its sampling parameters and every request made (`tries`,
+    none for a cache hit) are what a trace of the call shows (kbx.tracking.traces)."""
 
     role: str
     sample: int
@@ -91,6 +103,11 @@ class Call:
     cached: bool = False
     error: str = ""
     key: str = ""
+    model: str = ""
+    temperature: float = math.nan
+    max_tokens: int = 0
+    started_s: float = 0.0
+    tries: tuple[Try, ...] = ()
 
     @property
     def tokens(self) -> int:
@@ -120,6 +137,7 @@ class LLMClient:
                   "max_tokens": int(s.max_tokens)}  # fmt: skip
         key = cache_key(s.model, messages, params, sample)
         frozen = tuple(dict(m) for m in messages)
+        traced = {"model": s.model, **params, "started_s": time.time()}
         if not self.budget.admit():
             raise BudgetReached(self.budget.reached())
         if s.cache in ("replay", "auto"):
@@ -127,12 +145,14 @@ class LLMClient:
             if hit is not None:
                 self.budget.spend(_nan(hit.get("cost_usd")), hit["prompt_tokens"] + hit["completion_tokens"])
                 return Call(role, sample, frozen, hit["text"], hit["prompt_tokens"], hit["completion_tokens"],
-                            _nan(hit.get("cost_usd")), 0.0, True, "", key)  # fmt: skip
+                            _nan(hit.get("cost_usd")), 0.0, True, "", key, **traced)  # fmt: skip
             if s.cache == "replay":
                 raise LLMError(f"llm.cache=replay: no stored response for this prompt (key {key[:16]}) "
                                f"in {self.cache_dir}; record it first with llm.cache=record or auto")  # fmt: skip
-        text, usage, cost, error, latency = self._call_with_retries(messages, params)
-        call = Call(role, sample, frozen, text, usage[0], usage[1], cost, latency, False, error, key)
+        made: list[Try] = []
+        text, usage, cost, error, latency = self._call_with_retries(messages, params, made)
+        call = Call(role, sample, frozen, text, usage[0], usage[1], cost, latency, False, error, key, **traced,
+                    tries=tuple(made))  # fmt: skip
         if not error and s.cache in ("record", "auto"):
             self._store(key, {"model": s.model, "params": params, "sample": sample, "messages": messages,
                               "text": text, "prompt_tokens": usage[0], "completion_tokens": usage[1],
@@ -163,10 +183,12 @@ class LLMClient:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _call_with_retries(self, messages: list[dict], params: dict) -> tuple[str, tuple[int, int], float, str, float]:
+    def _call_with_retries(self, messages: list[dict], params: dict,
+                           made: list[Try]) -> tuple[str, tuple[int, int], float, str, float]:  # fmt: skip
         """(text, (prompt, completion) tokens, cost, error, latency): latency is the time spent at the
         provider over all tries, not the wait for a slot or before a retry. Rate limits and other
-        failures have their own retry counts; a wait before a retry holds no slot."""
+        failures have their own retry counts; a wait before a retry holds no slot. Each request made
+        is appended to `made`."""
         s = self.settings
         latency = 0.0
         tries = {True: 0, False: 0}  # rate-limited, other failures
@@ -175,11 +197,16 @@ class LLMClient:
                 with self.slots.hold():  # the budget is asked, and charged, while the slot is held
                     if not self.budget.admit():
                         raise BudgetReached(self.budget.reached())
-                    started = time.perf_counter()
+                    started, started_s, failure = time.perf_counter(), time.time(), ""
                     try:
                         response = self._litellm_call(messages, params, num_retries=0)
+                    except Exception as exc:
+                        failure = self._describe(exc)
+                        raise
                     finally:
-                        latency += time.perf_counter() - started
+                        took = time.perf_counter() - started
+                        latency += took
+                        made.append(Try(started_s, took, failure))
                     text = response.choices[0].message.content or ""
                     usage = getattr(response, "usage", None)
                     tokens = (int(getattr(usage, "prompt_tokens", 0) or 0),

@@ -16,7 +16,7 @@ from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord
 from kbx.core.source import extract_code
 from kbx.llm.client import BudgetReached, Call, LLMClient
-from kbx.llm.prompt import PromptSettings, feedback, task_messages
+from kbx.llm.prompt import PromptSettings, task_feedback, task_messages
 from kbx.methods.base import MethodError, Proposal
 from kbx.tasks.spec import TaskInfo
 
@@ -34,8 +34,12 @@ class Budget:
 
 @dataclasses.dataclass(frozen=True)
 class LoggedCall:
+    """A call of the task's, in its round; `proposal` is the label of the code made from its answer (the
+    attempt `round<round>/<proposal>`), "" when none was (a reflection, a judge's score, a failed call)."""
+
     round: int
     call: Call
+    proposal: str = ""
 
 
 @dataclasses.dataclass
@@ -51,6 +55,7 @@ class LLMMethod:
     """Shared machinery; subclasses implement `propose`."""
 
     name = "llm"
+    public_seeds: tuple[int, ...] = (0,)  # the seeds whose mismatching values feedback may show
 
     def __init__(self, llm: LLMClient, prompt: PromptSettings, hardware: Hardware, budget: Budget) -> None:
         self.llm, self.prompt, self.hardware, self.budget = llm, prompt, hardware, budget
@@ -90,6 +95,10 @@ class LLMMethod:
         codes = self.state(task_id).proposed
         return [(r.label.split("/", 1)[-1], code, r) for code, r in zip(codes, history, strict=False)]
 
+    def feedback(self, task: TaskInfo, record: EvalRecord, level: str) -> str:
+        """The evaluator's verdict on a kernel of `task` at a KernelBench level (G, E, P: kbx.llm.prompt)."""
+        return task_feedback(task, record, level, self.prompt, self.hardware, self.public_seeds)
+
     def conversation(self, task: TaskInfo, *parts: str) -> list[dict]:
         """The one-shot prompt with more sections appended to its user message."""
         messages = task_messages(task, self.prompt, self.hardware)
@@ -99,9 +108,12 @@ class LLMMethod:
     def proposals(self, task: TaskInfo, calls: list[tuple[str, Call | None]]) -> list[Proposal]:
         """Successful calls as proposals (remembering their code for feedback); failed calls drop out."""
         st = self.state(task.id)
-        out = [Proposal(extract_code(c.text), label) for label, c in calls if c is not None and not c.error]
+        made = {id(c): label for label, c in calls if c is not None and not c.error}
+        out = [Proposal(extract_code(c.text), label) for label, c in calls if id(c) in made]
         with st.lock:
             st.proposed += [p.code for p in out]
+            st.calls = [dataclasses.replace(lc, proposal=made[id(lc.call)]) if id(lc.call) in made else lc
+                        for lc in st.calls]  # fmt: skip
         return out
 
 
@@ -149,7 +161,7 @@ class Iterative(LLMMethod):
         pairs = list(zip(self.state(task.id).proposed, history))  # one proposal per judged round, in order
         for code, record in pairs[-1:] if self.history_mode == "last" else pairs:
             messages.append({"role": "assistant", "content": f"```python\n{code}```"})
-            messages.append({"role": "user", "content": feedback(record, self.level, self.public_seeds)})
+            messages.append({"role": "user", "content": self.feedback(task, record, self.level)})
         return messages
 
     def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:

@@ -19,6 +19,7 @@ import concurrent.futures
 import dataclasses
 import heapq
 import threading
+import time
 from collections.abc import Callable
 
 from kbx.contract.attempt import Attempt, Evaluates
@@ -30,11 +31,13 @@ from kbx.tasks.spec import TaskInfo
 
 @dataclasses.dataclass(frozen=True)
 class Judged:
-    """One attempt with its round and its source code."""
+    """One attempt with its round and its source code, and when its judging started (seconds since the
+    epoch; 0 for a result read back from an earlier run), for its span in a trace (kbx.tracking.traces)."""
 
     round: int
     record: EvalRecord
     code: str
+    started_s: float = 0.0
 
 
 @dataclasses.dataclass
@@ -188,8 +191,17 @@ class _Suite:
         self.judging.submit(self.guarded, self.judge, result, k, attempts)
 
     def judge(self, result: TaskResult, k: int, attempts: list[Attempt]) -> None:
-        records = self.evaluator.evaluate(attempts, on_record=self.record_done if self.on_record else None)
-        result.judged += [Judged(k, r, a.code) for a, r in zip(attempts, records, strict=True)]
+        landed: dict[int, float] = {}  # attempt index -> when its record came back
+
+        def on_record(i: int, record: EvalRecord) -> None:
+            landed[i] = time.time()
+            if self.on_record:
+                self.record_done(i, record)
+
+        records = self.evaluator.evaluate(attempts, on_record=on_record)
+        ended = time.time()
+        result.judged += [Judged(k, r, a.code, landed.get(i, ended) - r.wall_s)
+                          for i, (a, r) in enumerate(zip(attempts, records, strict=True))]  # fmt: skip
         self.next_round(result, k)
 
     def next_round(self, result: TaskResult, k: int) -> None:

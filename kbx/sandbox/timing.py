@@ -277,12 +277,15 @@ def empty_row(shape: str) -> dict:
             "checked_seed": 0, "budget_cut": False, "shared": False, "exclusive_ms": 0.0, "quiet_wait_ms": 0.0,
             "warmup_ms": 0.0, "energy_ms": 0.0, "refresh_ms": 0.0, "quiet": True, "contaminated_reps": 0,
             "estimate_calls": 0, "launch_ms": math.nan, "host_bound": False, "replayed": "",
-            "dtypes": []}  # fmt: skip
+            "dtypes": [], "launches_per_call": math.nan}  # fmt: skip
 
 
-def prepare_shape(fn, info, case, device: str, pol: TimingPolicy, check: bool = True) -> Prepared:
+def prepare_shape(fn, info, case, device: str, pol: TimingPolicy, check: bool = True,
+                  launches=lambda: 0) -> Prepared:
     """Shared phase: rotations, the first (compiling) call and the estimating call (or calls). `check`:
-    keep a copy of the estimating call's output (the candidate's side; the reference needs none)."""
+    keep a copy of the estimating call's output (the candidate's side; the reference needs none).
+    `launches()` reads the worker's Triton launch counter: the estimating calls' launches, per call,
+    are the shape's `launches_per_call` (the first call's would count autotuning's trial runs)."""
     spec = info.spec
     row = empty_row(case.name)
     make = functools.partial(_make_inputs, spec, case, device)
@@ -299,7 +302,9 @@ def prepare_shape(fn, info, case, device: str, pol: TimingPolicy, check: bool = 
         prepared.run(0)
         _SYNC()
         row["first_call_ms"] = (_CLOCK() - t0) * 1e3
+        counted = launches()
         row["estimate_ms"], row["estimate_calls"], prepared.estimated = _estimate_one_call(prepared, check)
+        row["launches_per_call"] = (launches() - counted) / max(row["estimate_calls"], 1)
     except Exception as exc:  # a shape that fails is reported as such, never skipped silently
         row["error"] = f"{type(exc).__name__}: {str(exc)[:500]}"
     return prepared
@@ -460,7 +465,7 @@ def time_perf_shapes(entry, info, device: str, policy: dict, launches, enter=lam
     rows, outputs = [], {}
     for case in info.spec.perf:
         before = launches()
-        prepared = prepare_shape(entry, info, case, device, pol)
+        prepared = prepare_shape(entry, info, case, device, pol, launches)
         prepared.row["prepare_launches"] = launches() - before
         if prepared.row["error"]:
             rows.append(prepared.row)

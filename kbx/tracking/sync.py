@@ -6,16 +6,17 @@ A GPU node without network logs to its local store (`mlruns/`: a sqlite database
 it); carried home, SRC is that directory (or its `mlflow.db`, or any tracking URI), and DST the main
 store (default `$MLFLOW_TRACKING_URI`). Every finished run of each experiment is recreated in the
 experiment of the same name in DST with its name, start and end times, status, tags, params, every
-metric's full history (value, timestamp, step) and its artifacts; `mlflow.parentRunId` is pointed
-at the parent's copy, so job/task nesting survives whatever the layout.
+metric's full history (value, timestamp, step), its artifacts and its traces (an LLM task's
+trajectory, kbx.tracking.traces: spans and assessments, under a new trace id linked to the copy);
+`mlflow.parentRunId` is pointed at the parent's copy, so job/task nesting survives whatever the layout.
 
 Idempotent: each copy is tagged `kbx.source_run` with the id of the run it came from (or of the run
 that one came from), and a run whose copy is already in DST is skipped, so importing the same store
 again, or a store that grew, adds only what is new. A copy is tagged `kbx.source_run` only as its
 last write; one cut short (tagged `kbx.import_pending` alone) is deleted and redone by the next import.
 A run that has not ended (RUNNING) is left for a later import, with the runs nested under it, since
-its copy would never be updated. Not copied: datasets (run inputs), logged models and traces, which
-kbx does not write.
+its copy would never be updated. A copy's traces are written before its source tag, and deleted with
+a cut-short copy. Not copied: datasets (run inputs) and logged models, which kbx does not write.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from kbx.tracking import traces
 from kbx.tracking.tracker import DB_FILE, METRICS_PER_BATCH, Retrying, experiment_artifact_location
 from kbx.tracking.ui_links import PARENT_TAG, tasks_experiment
 
@@ -67,12 +69,14 @@ def sync(src_uri: str, dst_uri: str, experiments: list[str] | None = None,
     """Copy every ended run of `experiments` (default: all with runs) from `src_uri` into `dst_uri`.
     A run whose artifact folder is not found stops the import (nothing half-copied is left marked
     done) unless `allow_missing_artifacts`, which copies it without artifacts and warns."""
+    from mlflow.tracing.client import TracingClient
     from mlflow.tracking import MlflowClient
 
     if src_uri == dst_uri:
         raise SyncError(f"source and destination are the same store: {src_uri}")
     src = MlflowClient(tracking_uri=src_uri)
     dst = Retrying(MlflowClient(tracking_uri=dst_uri))  # a tracking server restarting is waited out
+    dst_traces = Retrying(TracingClient(dst_uri))
     found = {e.name: e for e in src.search_experiments()}
     missing = [name for name in experiments or [] if name not in found]
     if missing:
@@ -87,7 +91,7 @@ def sync(src_uri: str, dst_uri: str, experiments: list[str] | None = None,
         if runs[name] or experiments:
             dst_experiment = destination_experiment(dst, dst_uri, found[name])
             results[name] = sync_experiment(src, src_uri, runs[name], dst, dst_experiment, allow_missing_artifacts,
-                                            by_id, copies)  # fmt: skip
+                                            by_id, copies, dst_traces)  # fmt: skip
     relink_jobs(dst_uri, names, found, runs, copies)
     return results
 
@@ -136,15 +140,18 @@ def destination_experiment(dst, dst_uri: str, experiment) -> str:
 
 
 def sync_experiment(src, src_uri: str, runs: list, dst, dst_experiment: str, allow_missing_artifacts: bool,
-                    by_id: dict | None = None, copies: dict | None = None) -> Counts:
+                    by_id: dict | None = None, copies: dict | None = None, dst_traces=None) -> Counts:
     """`by_id`: every source run that may be a parent (all experiments synced); `copies`: source id ->
-    its copy in DST, over every experiment, updated as runs are copied."""
+    its copy in DST, over every experiment, updated as runs are copied; `dst_traces`: an mlflow
+    TracingClient of DST, to copy the runs' traces with them (None: no traces)."""
     counts = Counts()
     if copies is None:
         done = all_runs(dst, dst_experiment, f"tags.`{SOURCE_TAG}` LIKE '%'")
         copies = {r.data.tags[SOURCE_TAG]: r.info.run_id for r in done}  # source id -> its copy in DST
     for leftover in all_runs(dst, dst_experiment, f"tags.`{PENDING_TAG}` LIKE '%'"):
         if SOURCE_TAG not in leftover.data.tags:
+            if dst_traces is not None:
+                traces.delete_run_traces(dst_traces, dst_experiment, leftover.info.run_id)
             dst.delete_run(leftover.info.run_id)
             counts.redone += 1
     by_id = by_id if by_id is not None else {r.info.run_id: r for r in runs}
@@ -158,7 +165,8 @@ def sync_experiment(src, src_uri: str, runs: list, dst, dst_experiment: str, all
             continue
         parent = run.data.tags.get(PARENT_TAG)
         dst_parent = copies.get(source_id(by_id[parent])) if parent in by_id else None
-        copies[source] = copy_run(src, src_uri, run, dst, dst_experiment, dst_parent, allow_missing_artifacts)
+        copies[source] = copy_run(src, src_uri, run, dst, dst_experiment, dst_parent, allow_missing_artifacts,
+                                  dst_traces)  # fmt: skip
         counts.imported += 1
     return counts
 
@@ -192,7 +200,7 @@ def ended_with_ancestors(run, by_id: dict) -> bool:
 
 
 def copy_run(src, src_uri: str, run, dst, dst_experiment: str, dst_parent: str | None,
-             allow_missing_artifacts: bool = False) -> str:
+             allow_missing_artifacts: bool = False, dst_traces=None) -> str:
     """Recreate `run` in DST; returns the copy's id. Its SOURCE_TAG is the last write (see module doc)."""
     from mlflow.entities import Metric, Param, RunTag
 
@@ -216,10 +224,26 @@ def copy_run(src, src_uri: str, run, dst, dst_experiment: str, dst_parent: str |
         local = local or Path(src.download_artifacts(run.info.run_id, "", tmp))
         if local.is_dir() and any(local.iterdir()):
             dst.log_artifacts(copy_id, str(local))
+    if dst_traces is not None:
+        copy_traces(src, run, dst_traces, dst_experiment, copy_id)
     dst.set_terminated(copy_id, run.info.status, end_time=run.info.end_time)
     dst.set_tag(copy_id, SOURCE_TAG, source_id(run))
     dst.delete_tag(copy_id, PENDING_TAG)
     return copy_id
+
+
+def copy_traces(src, run, dst_traces, dst_experiment: str, copy_id: str) -> int:
+    """Every trace linked to `run` in SRC, written to DST linked to its copy; returns how many."""
+    found, token = [], None
+    while True:
+        page = src.search_traces(locations=[run.info.experiment_id], run_id=run.info.run_id, page_token=token)
+        found += list(page)
+        token = page.token
+        if not token:
+            break
+    for trace in found:
+        traces.write(dst_traces, *traces.copy_trace(trace, dst_experiment, copy_id))
+    return len(found)
 
 
 def chunks(items: list, size: int):
