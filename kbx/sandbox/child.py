@@ -135,8 +135,6 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     import torch
 
     from kbx.sandbox import cases as case_tools
-    from kbx.tasks.inputs import make_generator
-    from kbx.tasks.spec import FIXED
 
     if job.get("timing"):
         import kbx.sandbox.timing  # noqa: F401 - captures the timing functions before the candidate can touch them
@@ -148,13 +146,8 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     if read_command(control_fd) != Command.CHECK:  # the driver says when this worker may use the GPU
         return
     inputs_started = time.perf_counter()
-    plan = [(c, s) for c in info.all_cases() if c.name in set(job["cases"]) for s in job["seeds"][c.name]]
-    ghost_seed = int(job["ghost_seed"])
     try:
-        calls = [(case, seed, spec.make_inputs(case.params, make_generator(seed, device), device))
-                 for case, seed in plan]  # fmt: skip
-        ghost_calls = {c.name: (ghost_seed, spec.make_inputs(c.params, make_generator(ghost_seed, device), device))
-                       for c in spec.cases if c.kind != FIXED and c.name in set(job["cases"])}  # fmt: skip
+        calls, ghost_calls = _make_inputs(job, info, device)
     except Exception as exc:  # before any candidate code, so never the kernel's fault: out of memory on a
         # shared GPU (an H100 with 16 workers raised AcceleratorError, not OutOfMemoryError), a task's bug
         first_line = (str(exc).strip().splitlines() or [""])[0]
@@ -165,13 +158,7 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     threads = ThreadReport(lambda names: reporter.send(event=Event.THREADS, names=names),
                            {t.ident for t in threading.enumerate()})  # fmt: skip
     reporter.send(event=Event.CANDIDATE)  # from here on, whatever happens to this process is the candidate's doing
-    view = answers.kbx_view(job["tasks_dir"], bool(job.get("expert")))
-
-    def borrowed(reason: str) -> None:
-        reporter.send(event=Event.BORROWED, reason=truncate(reason, REASON_CHARS))
-
-    guard = answers.Guard(view, borrowed)
-    guard.install()
+    guard = _answers_guard(job, reporter)
     counter = LaunchCounter()
     counter.install()
     started = time.perf_counter()
@@ -190,6 +177,33 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
                   compile_s=compile_s, check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
     if job.get("timing") and read_command(control_fd) == Command.TIME:
         time_shapes(entry, info, job, reporter, control_fd, save, counter)
+
+
+def _make_inputs(job: dict, info, device: str) -> tuple[list, dict]:
+    """Every case's inputs for each of its seeds, and the ghost replay's (kbx.sandbox.cases), made
+    before the candidate is imported."""
+    from kbx.tasks.inputs import make_generator
+    from kbx.tasks.spec import FIXED
+
+    spec, wanted = info.spec, set(job["cases"])
+    plan = [(c, s) for c in info.all_cases() if c.name in wanted for s in job["seeds"][c.name]]
+    ghost_seed = int(job["ghost_seed"])
+    calls = [(case, seed, spec.make_inputs(case.params, make_generator(seed, device), device)) for case, seed in plan]
+    ghost_calls = {c.name: (ghost_seed, spec.make_inputs(c.params, make_generator(ghost_seed, device), device))
+                   for c in spec.cases if c.kind != FIXED and c.name in wanted}  # fmt: skip
+    return calls, ghost_calls
+
+
+def _answers_guard(job: dict, reporter: Reporter) -> answers.Guard:
+    """The guard that refuses kbx's own answers (kbx.sandbox.answers), installed; it reports the first try."""
+    view = answers.kbx_view(job["tasks_dir"], bool(job.get("expert")))
+
+    def borrowed(reason: str) -> None:
+        reporter.send(event=Event.BORROWED, reason=truncate(reason, REASON_CHARS))
+
+    guard = answers.Guard(view, borrowed)
+    guard.install()
+    return guard
 
 
 def _run_cases(case_tools, entry, threads: ThreadReport, calls, ghost_calls, spec, counter: LaunchCounter,
