@@ -58,7 +58,7 @@ def export(stores: list[str], experiments: list[str], out: Path, labels: dict[st
 
 def collect(stores: list[str], experiments: list[str], labels: dict[str, str], filter_string: str = "") -> pd.DataFrame:
     """The records of all stores, relabelled, synced copies dropped, in a stable order."""
-    from kbx.sync import SyncError, store_uri
+    from kbx.tracking.sync import SyncError, store_uri
 
     frames = []
     for place in stores:

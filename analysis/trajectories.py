@@ -56,7 +56,7 @@ class Trajectory:
 
 def export(stores: list[str], experiment: str, out: Path) -> dict:
     """Write the trajectories of `experiment` in every store to `out` (JSON lines); returns counts."""
-    from kbx.sync import SyncError, store_uri
+    from kbx.tracking.sync import SyncError, store_uri
 
     lines, skipped, runs = [], 0, 0
     for place in stores:
@@ -79,7 +79,7 @@ def collect(uri: str, experiment: str) -> tuple[list[Trajectory], int, int]:
     """(lines, attempts without their call, finished task runs) of one store's experiment."""
     from mlflow.tracking import MlflowClient
 
-    from kbx.sync import all_runs
+    from kbx.tracking.sync import all_runs
 
     client = MlflowClient(tracking_uri=uri)
     jobs_experiment = client.get_experiment_by_name(experiment)
