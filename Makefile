@@ -32,7 +32,7 @@ PLATFORM ?= manylinux_2_28_x86_64
 WHEELHOUSE ?= wheelhouse
 NODE_EXTRAS ?=
 
-.PHONY: setup run test check-tasks ui findings clean services services-deps services-stop services-status wheelhouse
+.PHONY: setup run test test-fast check-tasks ui findings clean services services-deps services-stop services-status wheelhouse
 
 setup: $(STAMP)
 
@@ -58,6 +58,10 @@ TEST_WORKERS ?= 2
 
 test: setup
 	$(if $(filter 0,$(TEST_WORKERS)),$(PY) -m pytest -q,$(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile -m "not serial" && $(PY) -m pytest -q -m serial)
+
+# The inner loop: every test but the minutes-long ones (marked slow in tests/conftest.py).
+test-fast: setup
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not slow and not serial"
 
 check-tasks: setup
 	$(PY) -m kbx.quality check
