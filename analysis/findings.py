@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from analysis import deviance, headline, intervals, load, tables
+from analysis import deviance, headline, intervals, load, passk, tables
 
 ALL_GPUS = "all"  # the hardware label of a figure computed across GPUs
 NO_CODE = "no_code"  # kbx.core.record.Status.NO_CODE: the method had no kernel for the task (stored predictions lack it)
@@ -66,7 +66,7 @@ def figure(key: str, claim: str, hardware: str, paper, value, interval, unit: st
 def compute(frame: pd.DataFrame) -> dict:
     """Every finding of the records: figures, per-GPU deviance fits and tables, and notes on what is missing."""
     gpus = sorted(frame["hardware"].unique())
-    result = {"gpus": gpus, "figures": [], "deviance": {}, "rounds": {}, "slower": {}, "notes": []}
+    result = {"gpus": gpus, "figures": [], "deviance": {}, "rounds": {}, "slower": {}, "pass_at_k": {}, "notes": []}
     for gpu in gpus:
         rows = frame[frame["hardware"] == gpu]
         outcomes = load.outcomes(rows)
@@ -84,6 +84,7 @@ def compute(frame: pd.DataFrame) -> dict:
         result["slower"][gpu] = slower_table
         result["figures"] += quantization(outcomes[outcomes["status"] != NO_CODE], gpu)
         result["figures"].append(fusion_fail_all(outcomes, gpu))
+        result["pass_at_k"][gpu] = passk.table(kernels)
     spread_figs, spread = cross_gpu(load.outcomes(frame), gpus)
     result["figures"] += spread_figs
     result.update(spread)

@@ -23,16 +23,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kbx.tracking.ui_links import tasks_experiment
+from kbx.tracking.tracker import FAST_P
+from kbx.tracking.ui_links import PARENT_TAG, tasks_experiment
 
 ROLE_TAG = "kbx.role"
-PARENT_TAG = "mlflow.parentRunId"
 STATUS_TAG = "kbx.status"
 CACHE_REPLAY_TAG = "kbx.cache_replay"  # a job run's: "true" when every LLM answer came from the cache
 UNJUDGED = ("harness_error", "quarantined", "llm_error")  # kbx.core.record.Status values that are no verdict
 DEFAULT_STORE = Path("mlruns") / "mlflow.db"  # kbx's default, relative to the working directory
 PAGE_SIZE = 50_000  # MLflow's SEARCH_MAX_RESULTS_THRESHOLD: the largest page search_runs serves
-ROUND_KEYS = ("round_compiled", "round_correct", "round_speedup", "round_runtime_ms", "round_baseline_ms", "attempts")
+# A round's attempts as samples (kbx.tracking.tracker._sample_metrics; absent in runs of an older kbx): pass@k, fast_p@k
+SAMPLE_KEYS = ("judged_attempts", "correct_attempts", *(f"fast_{p:g}_attempts" for p in FAST_P))
+ROUND_KEYS = ("round_compiled", "round_correct", "round_speedup", "round_runtime_ms", "round_baseline_ms", "attempts",
+              *SAMPLE_KEYS)  # fmt: skip
 BEST_KEYS = ("compiled", "correct", "speedup", "runtime_ms", "baseline_ms")  # what the method ships by the round
 METRIC_KEYS = ROUND_KEYS + BEST_KEYS
 TASK_PARAMS = ("task", "category", "task_version", "method", "hardware")

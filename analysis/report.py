@@ -18,14 +18,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import deviance, headline, load, plots, tables
+from analysis import deviance, headline, load, passk, plots, tables
 
 log = logging.getLogger(__name__)
 
 FAST_P_GRID = np.linspace(0.0, 3.0, 61)  # p values for the fast_p curves
 PARAM_CHARS = 6000  # MLflow's limit on a parameter value is 6000 characters
 PERCENT_COLUMNS = ("compile_rate", "correct_rate", "round_compile_rate", "round_correct_rate", "slower_than_eager",
-                   "share_failing_all_methods", *[f"fast_{p:g}" for p in tables.FAST_P])  # fmt: skip
+                   "share_failing_all_methods", *[f"fast_{p:g}" for p in tables.FAST_P], "pass_at_k",
+                   *[f"fast_{p:g}_at_k" for p in passk.FAST_P])  # fmt: skip
 
 
 def report(tracking_uri: str, experiment: str, filter_string: str, out: Path, log_to_mlflow: bool = True) -> dict:
@@ -86,6 +87,7 @@ def build_tables(frame: pd.DataFrame, outcomes: pd.DataFrame) -> dict[str, pd.Da
         "transitions": tables.transitions(frame),
         "cross_hardware": tables.cross_hardware(outcomes),
         "quantization": tables.quantization(outcomes),
+        "pass_at_k": passk.table(frame),
     }
 
 
@@ -188,6 +190,8 @@ def markdown(selection, frame, dev, built, figures, heads, notes, out: Path) -> 
         "", "## fast_p", "",
         "Share of task runs that are correct and more than p times faster than eager (fast_0 is the correct rate).", "",
         table("fast_p"), "", f"![fast_p curves]({rel(figures['fast_p'])})",
+        "", "## pass@k and fast_p@k of sampling methods", "",
+        *passk_section(built["pass_at_k"]),
         "", "## Speedup distribution", "", table("speedup_distribution"), "",
         f"![speedup distribution]({rel(figures['speedups'])})",
         "", "## Iteration", "",
@@ -202,6 +206,17 @@ def markdown(selection, frame, dev, built, figures, heads, notes, out: Path) -> 
         "", "## Quantization", "", table("quantization"), "",
     ]  # fmt: skip
     return "\n".join(lines)
+
+
+def passk_section(table: pd.DataFrame) -> list[str]:
+    """The pass@k table, or why there is none."""
+    if table.empty:
+        return ["No method made several kernels for a task in one round (best_of_n, GEAK's candidates, "
+                "KernelAgent's workers), or the runs predate kbx's per-round sample counts: no pass@k."]  # fmt: skip
+    return ["Unbiased estimator 1 - C(n-c, k) / C(n, k) over each task run's n judged kernels of a round (c of them "
+            "correct, or correct and faster than p x eager for fast_p@k), averaged over the task runs with at least k "
+            "(`tasks`); `samples` is their mean n. fast_p@k is empty where nothing was timed (CPU).", "",
+            tables.to_markdown(table, percent=PERCENT_COLUMNS)]  # fmt: skip
 
 
 def deviance_section(dev: dict) -> list[str]:

@@ -19,6 +19,7 @@ import time
 
 from kbx.contract.attempt import Attempt
 from kbx.core import hardware as hw
+from kbx.core import provenance
 from kbx.core.errors import EXIT_USER_ERROR, USER_ERRORS, ConfigError
 from kbx.core.interrupt import exit_interrupted
 from kbx.core.record import EvalRecord, Status
@@ -98,7 +99,7 @@ def judge(plan: Plan, json_out: str) -> int:
         if i not in known:
             record = EvalRecord(task=line.task, task_version=0, status=Status.UNKNOWN_TASK,
                                 reason=f"kbx has no task {line.task!r}", label=f"line{line.line}",
-                                sandbox=plan.settings.sandbox)  # fmt: skip
+                                sandbox=plan.settings.sandbox, **provenance.collect(None))  # fmt: skip
             done[i] = _row(line, record)
     writer = _Writer(json_out)
     if not plan.attempts:  # nothing kbx can judge: no evaluator processes to start

@@ -21,10 +21,13 @@ class Event(enum.StrEnum):
     MEASURED = "measured"  # that shape was timed in its exclusive window
     TIMED = "timed"  # every perf shape is done
     SAVED = "saved"  # the last timed outputs are saved (PERF_OUTPUTS_FILE)
+    BORROWED = "borrowed"  # at any time after CANDIDATE: it reached for kbx's own answers (kbx.sandbox.answers)
+    THREADS = "threads"  # after the import and after a case: the candidate's own threads alive (`names`), when changed
     # The zygote, about its children and itself.
     SPAWNED = "spawned"
     EXIT = "exit"  # a child exited (its code and signal)
     FROZEN = "frozen"  # every child's process tree is stopped
+    TREES = "trees"  # every child's process tree (`trees`: job id -> pids, the child first), as the zygote sees it
     GARBLED = "garbled"  # a line on a child's result pipe was not JSON
     # Made up by the driver itself, never sent.
     TIMEOUT = "timeout"  # no event within the stage's limit
@@ -50,6 +53,7 @@ class ZygoteOp(enum.StrEnum):
     FREEZE = "freeze"
     RELEASE = "release"
     THAW = "thaw"
+    TREES = "trees"
 
 
 class JudgeOp(enum.StrEnum):

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import NoReturn
 
 import hydra
 from omegaconf import DictConfig
-
-# litellm fetches a price map over the network when imported unless told not to (stack-facts.md).
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
@@ -52,47 +49,82 @@ def user_error(exc: Exception) -> NoReturn:
     sys.exit(EXIT_USER_ERROR)
 
 
-def preflight_multirun(argv: list[str]) -> str:
-    """With -m, compose every job of the sweep and check each before the first starts; returns the
-    first problem as one line ("" if none). A sweep Hydra itself cannot compose is left to Hydra,
-    whose errors list the valid options."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+def preflight(argv: list[str]) -> str:
+    """Compose the job (with -m, every job of the sweep) and check it against the schema before Hydra
+    starts it; with -m also every other preflight check, so no job starts before all are known good.
+    Returns the first problem as one line ("" if none). Hydra composes with the keys forced
+    (kbx.sweeps.compose.keys_forced), so a misspelt key is the schema's error, which names the
+    nearest key, and never Hydra's. What Hydra itself cannot compose (an unknown group option, bad
+    syntax) is left to Hydra, whose errors list the valid options."""
+    # Hydra's own command-line parser: Hydra has no public one, and a copy here would drift from the
+    # options (and which of them take a value) that Hydra accepts.
     from hydra._internal.utils import get_args_parser
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
 
     from kbx.core.errors import USER_ERRORS, ConfigError
-    from kbx.job import preflight
-    from kbx.sweeps.compose import compose
+    from kbx.job import preflight as checks
+    from kbx.job import schema
+    from kbx.sweeps.compose import compose_unchecked
 
     try:
         args = get_args_parser().parse_args(argv)
     except SystemExit:
         return ""
-    if not args.multirun or args.config_dir or args.config_name or args.help or args.hydra_help:
+    if any((args.config_dir, args.config_name, args.config_path, args.help, args.hydra_help, args.info, args.cfg,
+            args.shell_completion, args.experimental_rerun)):  # fmt: skip
         return ""
     try:
-        sweep = OverridesParser.create().parse_overrides(args.overrides)
-        jobs = [job for batch in BasicSweeper.split_arguments(sweep, None) for job in batch]
-        composed = [(job, compose([o for o in job if not o.lstrip("+~").startswith("hydra")])) for job in jobs]
-    except (HydraException, ConfigError):
+        jobs = _jobs(args.overrides) if args.multirun else [list(args.overrides)]
+        composed = [(job, compose_unchecked([o for o in job if not _is_hydra(o)])) for job in jobs]
+    except ConfigError:
         return ""
     uris = set()
     for i, (job, cfg) in enumerate(composed):
         try:
-            preflight.check_config(cfg, Path.cwd())
-            uri = str(cfg.get("tracking_uri") or "")
-            if uri not in uris:
-                uris.add(uri)
-                preflight.check_tracking(uri)
+            schema.check(cfg)
+            if args.multirun:
+                checks.check_config(cfg, Path.cwd())
+                uri = str(cfg.get("tracking_uri") or "")
+                if uri not in uris:
+                    uris.add(uri)
+                    checks.check_tracking(uri)
         except USER_ERRORS as exc:
-            shown = " ".join(o.replace("\\", "") for o in job if not o.startswith("hydra")) or "(defaults)"
+            if not args.multirun:
+                return str(exc)
+            shown = " ".join(o.replace("\\", "") for o in job if not _is_hydra(o)) or "(defaults)"
             return f"job {i} of {len(composed)} ({shown}): {exc}"
     return ""
 
 
+def _jobs(overrides: list[str]) -> list[list[str]]:
+    """The overrides of each job of a -m sweep, as Hydra's basic sweeper expands them (through Hydra's
+    public Override API): the product of every choice list and range, in the order given. An interval
+    sweep, which the basic sweeper refuses (it lists no values), is a ConfigError, as bad syntax is."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    from kbx.core.errors import ConfigError
+
+    try:
+        choices = {}
+        for o in OverridesParser.create().parse_overrides(overrides):
+            key = o.get_key_element()
+            if not o.is_sweep_override():
+                choices[key] = [f"{key}={o.get_value_element_as_str()}"]
+            elif o.is_discrete_sweep():
+                choices[key] = [f"{key}={value}" for value in o.sweep_string_iterator()]
+            else:
+                raise ConfigError(f"kbx.run -m expands choice lists only, not {o.value_type.name} ({key})")
+    except HydraException as exc:
+        raise ConfigError(str(exc)) from None
+    return [list(job) for job in itertools.product(*choices.values())]
+
+
+def _is_hydra(override: str) -> bool:
+    return override.lstrip("+~").startswith("hydra")
+
+
 def cli() -> None:
-    problem = preflight_multirun(sys.argv[1:])
+    problem = preflight(sys.argv[1:])
     if problem:
         from kbx.core.errors import EXIT_USER_ERROR
 

@@ -1,10 +1,9 @@
 """`python -m kbx.sweep SWEEP.yaml [n_trials=N] [storage=URL] [study=NAME] [kbx.run overrides...]`:
-an Optuna study over kbx.run configurations; see sweeps/*.yaml and the README's "Sweeps" section."""
+an Optuna study over kbx.run configurations; see sweeps/*.yaml and docs/SWEEPS.md."""
 
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import sys
 from pathlib import Path
@@ -17,8 +16,6 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE, file=sys.stderr if not argv else sys.stdout)
         return 0 if argv else 2
-    # litellm fetches a price map over the network when imported unless told not to (stack-facts.md).
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
     from kbx.core.errors import EXIT_USER_ERROR, USER_ERRORS
     from kbx.llm.keys import refuse_key_on_command_line

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install kbx on a GPU node without internet, from a wheelhouse built elsewhere by `make wheelhouse`
-# (README "On a GPU node without internet"). Usage, from the checkout's root:
+# (docs/SCALING.md, "A GPU node without internet"). Usage, from the checkout's root:
 #   scripts/node_install.sh WHEELHOUSE [VENV]   # WHEELHOUSE: wheelhouse.tar.xz or the directory; VENV: .venv
 # Settings (environment): KBX_PYTHON (python3): the node's Python, the one that has its CUDA torch.
 # The venv sees that Python's packages (--system-site-packages), so the node's torch, triton and
@@ -25,7 +25,7 @@ if [ -f "$1" ]; then  # the packed wheelhouse (wheelhouse.tar.xz): unpacked with
 else
     WH="$(cd "$1" 2>/dev/null && pwd)" || fail "no wheelhouse at $1 (build one with: make wheelhouse)"
 fi
-export LITELLM_LOCAL_MODEL_COST_MAP=True  # litellm would fetch its price map at import (README "An LLM")
+export LITELLM_LOCAL_MODEL_COST_MAP=True  # litellm would fetch its price map at import (docs/DEPENDENCIES.md)
 
 ls "$WH"/*.whl >/dev/null 2>&1 || fail "$WH holds no wheels (build it with: make wheelhouse)"
 "$PYTHON" -c "import torch, triton" 2>/dev/null ||
@@ -48,7 +48,7 @@ VPY="$VENV/bin/python"
 
 echo "kbx: installed in $VENV; smoke check:"
 cd "$REPO"
-"$VPY" -m kbx.tasks --json | "$VPY" -c "import json, sys; print('kbx:', len(json.load(sys.stdin)), 'tasks')"
+"$VPY" -m kbx.quality --json | "$VPY" -c "import json, sys; print('kbx:', len(json.load(sys.stdin)), 'tasks')"
 "$VPY" - <<'EOF'
 import importlib.metadata as md
 

@@ -2,7 +2,7 @@
 
 A GPU node keeps its own CUDA torch and triton (and NVIDIA's libraries), so those are left out; the
 node's venv sees them through --system-site-packages (scripts/node_install.sh). Run this on a machine
-with internet (README "On a GPU node without internet"):
+with internet (docs/SCALING.md, "A GPU node without internet"):
 
     python3 scripts/wheelhouse.py --python-version 3.12 --out wheelhouse
 

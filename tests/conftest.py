@@ -1,4 +1,4 @@
-"""Shared fixtures and markers. `gpu` tests run only where CUDA is available (the device machine)."""
+"""Shared fixtures and markers. `gpu` tests run only where CUDA is available (a GPU machine)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,25 @@ CORPUS = SHARED / "corpus" / "geak_rounds.jsonl"
 FIXTURE_TASKS = REPO / "tests" / "fixtures" / "tasks"
 
 
+# Files whose tests take minutes on 2 cores (the expert kernels under the interpreter, the tolerance
+# audit, the zoo's worker processes); with every `e2e` test they are `slow`, left out of the inner
+# loop's `pytest -m "not slow"`.
+SLOW_FILES = ("tests/test_experts.py", "tests/test_expert_compile.py", "tests/test_tolerance_audit.py",
+              "tests/test_zoo.py", "tests/test_tasks.py", "tests/test_harness_faults.py")  # fmt: skip
+
+
 def pytest_collection_modifyitems(config, items):
     import torch
 
+    from tests.xdist_schedule import LONG
+
+    slow = tuple(unit.split("::")[0] for unit in LONG) + SLOW_FILES
+    for item in items:
+        if "e2e" in item.keywords or item.nodeid.startswith(slow):
+            item.add_marker(pytest.mark.slow)
     if torch.cuda.is_available():
         return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the device machine)")
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (run on a GPU machine)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)

@@ -373,7 +373,7 @@ def test_corpus_per_round_rates_do_not_rise(corpus):
     Per-round compile rate is flat (96.6 / 97.4 / 94.7%): the only kernels that do not compile are
     Math/erf's, whose corpus lines have their newlines collapsed (a syntax error in every round).
     So the best-so-far compile rise (73.7% -> 97.4%) comes entirely from the 9 tasks the corpus
-    has no round-0 line for (it logs changes only; see notes/upstream-kernelbenchx.md), which count
+    has no round-0 line for (upstream logged a round only where its kernel changed), which count
     as not compiled until their first line: no task tried in round 0 compiles later and not then.
     Note also that kbx's "compiled" (the module imports) is far looser than the paper's compile
     stage, and the corpus is a biased sample of GEAK's output, so the levels are not comparable.

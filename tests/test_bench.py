@@ -47,13 +47,14 @@ def test_exclusive_share_counts_candidate_and_baseline_windows_per_gpu():
     assert exclusive_share(run, gpus=2) == 0.2
 
 
-def test_the_windows_split_into_calls_draining_warm_up_energy_and_the_rest():
+def test_the_windows_split_into_calls_draining_warm_up_energy_fresh_inputs_and_the_rest():
     shape = {"shape": "a", "kernel_ms_median": 1.0, "reps": 10, "baseline_ms_median": 2.0, "baseline_reps": 5,
-             "exclusive_ms": 100.0, "quiet_wait_ms": 20.0, "warmup_ms": 20.0, "energy_ms": 30.0}  # fmt: skip
+             "exclusive_ms": 100.0, "quiet_wait_ms": 20.0, "warmup_ms": 20.0, "energy_ms": 30.0,
+             "refresh_ms": 5.0}  # fmt: skip
     before_the_fields = {"shape": "b", "kernel_ms_median": None, "reps": 0, "exclusive_ms": 50.0}
     split = window_split([{"shapes": [shape]}, {"shapes": [before_the_fields]}, {"shapes": []}])
     assert split == pytest.approx({"held": 0.15, "calls": 0.02, "quiet_wait": 0.02, "warmup": 0.02, "energy": 0.03,
-                                   "rest": 0.06})  # fmt: skip
+                                   "refresh": 0.005, "rest": 0.055})  # fmt: skip
 
 
 def test_summary_of_a_report_from_before_the_split_fields():
@@ -62,6 +63,13 @@ def test_summary_of_a_report_from_before_the_split_fields():
     s = summarize({"n_kernels": 1, "gpus": 1, "runs": [{"wall_s": 4.0, "records": [record]}]})
     assert s["stages_s"]["paused_s"] == 0.0 and s["stages_s"]["check_s"] == 2.0
     assert s["exclusive_share"] == 0.0 and s["max_exclusive_s"] == 0.0 and len(s["runs"]) == 1
+
+
+def test_the_projection_is_to_every_task_of_the_registry():
+    from kbx.tasks import discover
+
+    s = summarize({"n_kernels": 2, "gpus": 1, "runs": [{"wall_s": 3.0, "records": []}]})
+    assert s["suite_projection_s"] == pytest.approx(1.5 * len(discover()))
 
 
 def test_the_summary_data_has_the_keys_the_plots_read():
@@ -222,13 +230,13 @@ def test_the_report_gives_the_judges_start_up_and_their_first_requests_cost():
 
 
 def test_the_commit_named_by_kbx_commit_wins_over_a_stale_checkouts(monkeypatch):
-    """A tree copied onto a lent GPU machine carries old git metadata: KBX_COMMIT names the code."""
-    from kbx.bench.suite import _commit
+    """A tree copied onto a GPU machine carries old git metadata: KBX_COMMIT names the code."""
+    from kbx.core.provenance import kbx_commit
 
     monkeypatch.delenv("KBX_COMMIT", raising=False)
-    checkout = _commit()
+    checkout = kbx_commit()
     monkeypatch.setenv("KBX_COMMIT", "0123abc")
-    assert _commit() == "0123abc" != checkout
+    assert kbx_commit() == "0123abc" != checkout
 
 
 def test_ctrl_c_keeps_the_finished_records_and_exits_at_once(tmp_path):

@@ -56,7 +56,7 @@ def test_submitit_local_multirun_runs_jobs_as_subprocesses(kbx_cli, tmp_path):
 
 
 def test_the_launcher_is_resolved_against_the_overrides_that_are_not_swept(kbx_cli, tmp_path):
-    """Why README says "one hardware profile per command": a swept hardware= does not reach the
+    """Why docs/SCALING.md says "one hardware profile per command": a swept hardware= does not reach the
     launcher, which gets the default profile's settings. (The jobs stop at an unknown task, which only a
     job can check: the multirun preflight passes them.)"""
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="in the [cluster] extra")

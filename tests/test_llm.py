@@ -70,7 +70,7 @@ def test_feedback_levels():
     e = feedback(bad, "E")
     assert "case standard differs" in e and "3 of 10 elements differ" in e and "4/7" in e
     ok = EvalRecord(task="Math/add", task_version=1, status=Status.OK, timing_skipped_reason="no GPU")
-    assert "profiler" not in feedback(ok, "E") and "no timing on CPU" in feedback(ok, "P")
+    assert "per-shape profile" not in feedback(ok, "E") and "No per-shape profile: no GPU." in feedback(ok, "P")
 
 
 def test_history_last_and_full(tmp_path):

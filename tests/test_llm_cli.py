@@ -1,9 +1,12 @@
-"""The real CLI against the scripted server: `python -m kbx.run -m method=oneshot,iterative ...`."""
+"""The real CLI against the scripted server: `python -m kbx.run -m method=oneshot,iterative ...`, each task's
+trajectory as an MLflow trace, and the same job replayed from kbx's cache."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -42,11 +45,55 @@ def test_oneshot_and_iterative_against_a_scripted_server(kbx_cli, tmp_path):
     jobs = runs[runs["tags.kbx.role"] == "job"]
     assert set(jobs["params.llm_model"]) == {"openai/x"} and (jobs["metrics.llm_calls"] > 0).all()
 
+    requests = sorted(json.dumps(r["messages"], sort_keys=True) for r in srv.chat_requests())
+    shapes = {m: assert_traced(client, tasks.loc[m, "run_id"]) for m in ("oneshot", "iterative")}
+    asked = [s[3] for shape in shapes.values() for s in shape if s[2] == "CHAT_MODEL" and not s[4]]
+    assert sorted(asked) == requests  # every request the server saw is a call's span; the others came from the cache
+    assert len(asked) < sum(s[2] == "CHAT_MODEL" for shape in shapes.values() for s in shape)  # oneshot's, reused
+
+    # the same job again, answered from kbx's cache alone (the server is gone; the cache keys its answers by
+    # its address): the same spans, each call marked as a cache hit
+    code, out, err = kbx_cli(
+        "kbx.run", "method=iterative", "task=Math/add", "hardware=cpu", "iteration.rounds=3", "llm.model=openai/x",
+        f"llm.api_base={srv.base}", "llm.cache=replay", f"llm.cache_dir={tmp_path}/cache",
+        "eval.secret_seed=false", "experiment=llmcli-replay", f"tracking_uri={uri}", f"hydra.run.dir={tmp_path}/replay",
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    replayed = mlflow.search_runs(experiment_names=["llmcli-replay-tasks"])
+    again = assert_traced(client, replayed["run_id"].iloc[0])
+    assert [s[:4] for s in again] == [s[:4] for s in shapes["iterative"]]
+    assert all(s[4] for s in again if s[2] == "CHAT_MODEL")
+
     # the key is nowhere in the store: params, the database, any artifact (prompts, config.yaml)
     assert not any(KEY in str(v) for v in runs.astype(str).to_numpy().ravel())
     files = [p for p in tmp_path.rglob("*") if p.is_file() and "multirun" not in p.parts and p.name != "api-key.txt"]
     assert any(p.name == "config.yaml" for p in files) and any("llm" in p.parts for p in files)
     assert not [p for p in files if KEY.encode() in p.read_bytes()]
+
+
+def assert_traced(client, run_id: str) -> list[tuple]:
+    """The task run's one trace holds a span for each LLM call it logged (its messages as they were sent) and
+    an evaluation span for each attempt, with the attempt's status as its `verdict` assessment. Returns each
+    span's (parent name, name, type, inputs, whether kbx's cache answered), the trace's shape."""
+    import tempfile
+
+    (trace,) = client.search_traces(locations=[client.get_run(run_id).info.experiment_id], run_id=run_id)
+    spans = {s.span_id: s for s in trace.data.spans}
+    calls = [s for s in spans.values() if s.span_type == "CHAT_MODEL"]
+    history = client.get_metric_history(run_id, "llm_calls")
+    assert len(calls) == sum(m.value for m in history) > 0
+    assert all(s.get_attribute("mlflow.llm.model") == "openai/x" for s in calls)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(client.download_artifacts(run_id, "attempts", tmp))
+        statuses = {r["label"]: r["status"] for r in (json.loads(p.read_text()) for p in folder.glob("*.json"))}
+    verdicts = {spans[a.span_id].name.removeprefix("evaluate "): a.value
+                for a in trace.info.assessments if a.name == "verdict"}  # fmt: skip
+    assert verdicts == statuses and all(spans[a.span_id].span_type == "EVALUATOR" for a in trace.info.assessments
+                                        if a.name == "verdict")  # fmt: skip
+    assert trace.info.tags["mlflow.traceName"] == "Math/add"
+    return sorted((spans[s.parent_id].name if s.parent_id else "", s.name, s.span_type,
+                   json.dumps(s.inputs["messages"], sort_keys=True) if s.span_type == "CHAT_MODEL" else repr(s.inputs),
+                   bool(s.get_attribute("kbx.cached"))) for s in spans.values())  # fmt: skip
 
 
 def test_agent_methods_from_the_cli_log_calls_per_role(kbx_cli, tmp_path):
@@ -73,6 +120,11 @@ def test_agent_methods_from_the_cli_log_calls_per_role(kbx_cli, tmp_path):
     assert tasks.loc["stark", "metrics.llm_calls_planner"] == 1.0 and tasks.loc["stark", "metrics.attempts"] >= 1
     jobs = runs[runs["tags.kbx.role"] == "job"].set_index("params.method")
     assert jobs.loc["geak", "metrics.tokens_judge"] > 0 and jobs.loc["stark", "metrics.tokens_planner"] > 0
+    client = mlflow.tracking.MlflowClient(uri)
+    names = {m: {s[1].split(" sample")[0] for s in assert_traced(client, tasks.loc[m, "run_id"]) if s[2] == "CHAT_MODEL"}
+             for m in ("geak", "kernelagent", "stark")}  # every role's calls are spans of the task's trace
+    assert names == {"geak": {"generator", "reflector", "judge"}, "kernelagent": {"test_writer", "generator", "refiner"},
+                     "stark": {"planner", "coder"} | ({"debugger"} & names["stark"])}  # fmt: skip
 
 
 def test_a_key_on_the_command_line_is_refused(kbx_cli, tmp_path):

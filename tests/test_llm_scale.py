@@ -116,6 +116,10 @@ def test_server_errors_are_retried_and_a_bad_request_is_not(tmp_path):
     with ScriptedServer(_refuse_first(503, {})) as srv:
         call = client(srv, tmp_path, retries=1).complete(MSGS)
         assert not call.error and len(srv.requests) == 2
+    # each request is one of the call's tries (its trace's child spans), the refused one with its error
+    first, second = call.tries
+    assert "503" in first.error and not second.error and call.started_s <= first.started_s < second.started_s
+    assert call.latency_s == pytest.approx(first.duration_s + second.duration_s)
     with ScriptedServer(lambda m, n: 400) as srv:
         call = client(srv, tmp_path, retries=3).complete(MSGS)
         assert call.error.startswith("BadRequestError") and len(srv.requests) == 1  # retrying cannot help
@@ -200,8 +204,10 @@ def test_a_cost_cap_needs_a_price(tmp_path):
         build_llm(compose(*base, "budget.max_cost_usd=1.0"), tmp_path)
     priced = build_llm(compose(*base, "budget.max_cost_usd=1.0", "llm.price_in_usd_per_mtok=3"), tmp_path)
     assert priced.budget.caps.max_cost_usd == 1.0
-    with pytest.raises(ConfigError, match="budget.max_total_tokens must be a non-negative integer"):
-        build_llm(compose(*base, "budget.max_total_tokens=-1"), tmp_path)
+    from kbx.job import schema
+
+    with pytest.raises(ConfigError, match="budget.max_total_tokens: expected an integer >= 0, got -1"):
+        schema.check(compose(*base, "budget.max_total_tokens=-1"))  # Job.prepare checks it before build_llm
 
 
 @pytest.mark.e2e

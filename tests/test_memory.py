@@ -42,7 +42,7 @@ def test_a_gpu_model_never_measured_borrows_another_models_peaks(tmp_path):
 
 
 def test_the_committed_table_names_real_tasks_and_cases():
-    """Each GPU model's peaks (measured by `python -m kbx.tasks memory`) belong to tasks and cases that exist;
+    """Each GPU model's peaks (measured by `python -m kbx.quality memory`) belong to tasks and cases that exist;
     one measured at an older version only stops counting (the context alone is reserved)."""
     tasks = discover()
     models = json.loads(PEAKS_PATH.read_text())

@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from kbx.core.errors import ConfigError
 from kbx.driver.limits import INTERPRETER_TIMEOUT_FACTOR, scaled_timeout_s
 from kbx.job import preflight
-from kbx.sweeps.compose import compose
+from kbx.sweeps.compose import compose, compose_unchecked
 
 pytestmark = pytest.mark.e2e
 
@@ -67,7 +67,7 @@ def test_a_bad_second_job_stops_the_multirun_before_the_first(kbx_cli, tmp_path)
     code, out, err = kbx_cli("kbx.run", "-m", "eval.check_timeout_s=30,-5", "task=Math/add", "hardware=cpu",
                              f"tracking_uri={uri}", f"hydra.sweep.dir={tmp_path}/multirun")  # fmt: skip
     assert code == 2
-    assert "job 1 of 2" in one_error_line(err) and "eval.check_timeout_s must be a positive" in err
+    assert "job 1 of 2" in one_error_line(err) and "eval.check_timeout_s: expected a number > 0, got -5" in err
     assert not (tmp_path / "mlflow.db").exists()
 
 
@@ -81,21 +81,21 @@ def config(*overrides: str):
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("eval.check_timeout_s=0", "eval.check_timeout_s must be a positive number"),
-        ("eval.time_timeout_s=-1", "eval.time_timeout_s must be a positive number"),
-        ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb must be at least 2"),
-        ("eval.workers=0", "eval.workers must be a positive integer"),
-        ("eval.interpreter_timeout_factor=0", "eval.interpreter_timeout_factor must be a positive number"),
-        ("eval.timing.side_budget_s=0", "eval.timing.side_budget_s must be a positive number"),
-        ("++eval.timing.budget=1", "eval.timing.budget is not a timing setting"),
-        ("experiment=", "experiment must name an MLflow experiment"),
-        ("++method.n=3", "method.n is not a setting of method=reference (it belongs to method=best_of_n)"),
-        ("++method.bogus=1", "method.bogus is not a setting of method=reference (valid keys: name)"),
+        ("eval.check_timeout_s=0", "eval.check_timeout_s: expected a number > 0, got 0"),
+        ("eval.time_timeout_s=-1", "eval.time_timeout_s: expected a number > 0, got -1"),
+        ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb: expected a number >= 2 (a worker needs that much address"),
+        ("eval.workers=0", "eval.workers: expected an integer >= 1, got 0"),
+        ("eval.interpreter_timeout_factor=0", "eval.interpreter_timeout_factor: expected a number > 0, got 0"),
+        ("eval.timing.side_budget_s=0", "eval.timing.side_budget_s: expected a number > 0, got 0"),
+        ("++eval.timing.budget=1", "eval.timing.budget: unknown key; did you mean eval.timing.side_budget_s?"),
+        ("experiment=", "experiment: expected a non-empty string (the MLflow experiment's name, e.g. experiment=kbx)"),
+        ("++method.n=3", "method.n: not a setting of method=reference (it belongs to method=best_of_n)"),
+        ("++method.bogus=1", "method.bogus: not a setting of method=reference; valid keys: name"),
         ("tracking_uri=sqlite:////proc/kbx-no/mlflow.db", "is not writable"),
     ],
 )
 def test_check_config_refuses(override, message, tmp_path):
-    cfg = config(override)
+    cfg = compose_unchecked(["hardware=cpu", override])  # as Hydra composes it for kbx.run
     with pytest.raises(ConfigError, match=re.escape(message)):
         preflight.check_config(cfg, tmp_path)
         preflight.check_tracking(str(cfg.tracking_uri))
@@ -169,3 +169,15 @@ def test_a_tracking_server_slow_to_answer_is_reachable_one_that_never_answers_is
             preflight.check_tracking(uri, timeout_s=0.2)
     finally:
         server.shutdown()
+
+
+def test_a_multirun_expands_into_jobs_as_hydras_basic_sweeper_does():
+    from kbx.run import _jobs
+
+    jobs = _jobs(["method=reference,predictions", "hardware=cpu", "category=math,fusion"])
+    assert jobs == [[f"method={m}", "hardware=cpu", f"category={c}"]
+                    for m in ("reference", "predictions") for c in ("math", "fusion")]  # fmt: skip
+    assert _jobs(["task=[Math/add,Math/sub]"]) == [["task=[Math/add,Math/sub]"]]  # a list is one value
+    assert _jobs(["iteration.rounds=range(1,3)"]) == [["iteration.rounds=1"], ["iteration.rounds=2"]]
+    with pytest.raises(ConfigError):
+        _jobs(["llm.temperature=interval(0,1)"])

@@ -173,10 +173,10 @@ def compose(*overrides):
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["eval.backend=slurm", "hardware=cpu"], "eval.backend must be one of local, ray"),
+        (["eval.backend=slurm", "hardware=cpu"], "eval.backend: expected one of local, ray"),
         (["eval.backend=ray", "hardware=auto"], "eval.backend=ray needs a named hardware profile"),
         (["eval.backend=ray", "hardware=cpu", "hardware.gpus=[0,1]"], "set eval.ray_actors instead"),
-        (["eval.backend=ray", "hardware=cpu", "eval.ray_actors=-1"], "eval.ray_actors must be a non-negative"),
+        (["eval.backend=ray", "hardware=cpu", "eval.ray_actors=-1"], "eval.ray_actors: expected an integer >= 0"),
     ],
 )
 def test_bad_backend_settings_fail_in_prepare(tmp_path, overrides, message):

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from kbx.core import provenance
+
 pytestmark = pytest.mark.e2e
 
 SECRET = "sk-kbx-test-0123456789abcdefSECRET"
@@ -53,14 +55,19 @@ def test_reference_gelu_logs_a_correct_child_run(kbx_cli, tmp_path):
     assert child["experiment_id"] != parent["experiment_id"]  # task runs live in the companion experiment
     assert parent["params.method"] == "reference" and parent["params.hardware"] == "cpu"
     assert parent["params.triton_version"] == importlib.metadata.version("triton")
+    assert parent["tags.kbx.commit"] == provenance.kbx_commit()  # a tag: a job resumes after a fix
+    assert parent["params.nvidia_driver_version"] == parent["params.cuda_runtime_version"] == ""  # the CPU's
     assert parent["metrics.suite/correct_rate"] == 1.0 and parent["metrics.suite/n_tasks"] == 1.0
     assert parent["tags.mlflow.runName"] == "reference | all | cpu | 3 rounds"  # the iteration budget (default 3)
     link = f"http://127.0.0.1:5000/#/experiments/{parent['experiment_id']}/runs?workflowType=machine_learning"
     assert f"Compare the jobs in the MLflow UI (start it with `make ui`): {link}&viewStateShareKey=kbx" in out
     import mlflow
 
-    artifacts = [a.path for a in mlflow.tracking.MlflowClient(uri).list_artifacts(child["run_id"], "attempts")]
+    client = mlflow.tracking.MlflowClient(uri)
+    artifacts = [a.path for a in client.list_artifacts(child["run_id"], "attempts")]
     assert artifacts == ["attempts/round0__expert.json", "attempts/round0__expert.py"]
+    record = json.loads(Path(client.download_artifacts(child["run_id"], artifacts[0], str(tmp_path))).read_text())
+    assert {k: record[k] for k in provenance.FIELDS} == provenance.collect(None)  # what judged it, in the record
 
 
 def test_multirun_predictions_rounds_and_no_secret_leak(kbx_cli, tmp_path):
@@ -97,14 +104,15 @@ def test_multirun_predictions_rounds_and_no_secret_leak(kbx_cli, tmp_path):
     [
         ("method=nope", "Could not find 'method/nope'"),
         ("category=nope", "Could not find 'category/nope'"),
-        ("iteration.rounds=0", "iteration.rounds must be a positive integer"),
+        ("iteration.rounds=0", "iteration.rounds: expected an integer >= 1, got 0"),
         ("task=Nope/thing", "unknown task(s) Nope/thing"),
         ("hardware=h100", "hardware=h100 was requested but"),
         ("method=predictions", "predictions file not found"),
-        ("experiment=", "experiment must name an MLflow experiment"),
-        ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb must be at least 2"),
-        ("eval.check_timeout_s=-5", "eval.check_timeout_s must be a positive number of seconds, got -5"),
-        ("++method.path=preds.jsonl", "method.path is not a setting of method=reference (it belongs to method=predictions)"),
+        ("experiment=", "experiment: expected a non-empty string"),
+        ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb: expected a number >= 2"),
+        ("eval.check_timeout_s=-5", "eval.check_timeout_s: expected a number > 0, got -5"),
+        ("++method.path=preds.jsonl", "method.path: not a setting of method=reference (it belongs to method=predictions)"),
+        ("tracking.traces=sometimes", "tracking.traces: expected a boolean"),
     ],
 )
 def test_bad_overrides_fail_before_any_work(kbx_cli, tmp_path, override, message):

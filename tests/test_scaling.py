@@ -118,9 +118,12 @@ def test_retrying_client_waits_out_an_outage_but_not_a_bad_call():
 
 
 def test_resume_reads_back_finished_tasks_and_drops_unfinished_child_runs(tmp_path):
+    from llm_results import trajectory
+
     from kbx.core.hardware import load_profiles
     from kbx.methods.loop import Judged, TaskResult
     from kbx.tasks import discover
+    from kbx.tracking import traces
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     tracker = Tracker(uri, "scaling", tmp_path)
@@ -132,12 +135,15 @@ def test_resume_reads_back_finished_tasks_and_drops_unfinished_child_runs(tmp_pa
     half = tracker.client.create_run(tracker.tasks_experiment_id, run_name=tasks[1].id,
                                      tags={"mlflow.parentRunId": parent, "kbx.role": "task"})  # fmt: skip
     tracker.client.log_batch(half.info.run_id, params=[__import__("mlflow").entities.Param("task", tasks[1].id)])
+    traces.write(tracker.tracing, *traces.task_trace(trajectory(tasks[1].id), tracker.tasks_experiment_id,
+                                                     half.info.run_id, "m", load_profiles()["h100"]))  # its driver died next
     tracker.client.set_terminated(parent, "FAILED")
     assert tracker.find_resumable({**params, "method": "other"}) is None  # same hash, other params
     assert tracker.find_resumable(params) == parent
     done = tracker.finished_tasks(parent, tasks)
     assert list(done) == [tasks[0].id] and done[tasks[0].id].best().correct
     assert tracker.client.get_run(half.info.run_id).info.lifecycle_stage == "deleted"
+    assert not tracker.client.search_traces(locations=[tracker.tasks_experiment_id])  # its trace went with it
     tracker.client.set_terminated(parent, "FINISHED")
     assert tracker.find_resumable(params) is None
 

@@ -218,16 +218,46 @@ def test_two_workers_share_a_study_and_prune(tmp_path):
         assert by_trial.loc[t.number, "metrics.llm_calls"] == 1.0  # round 1 never ran
 
 
+OBJ = "objectives: [{metric: correct_rate, direction: maximize}]\n"
 BAD = {
     "not_yaml.yaml": ("space: [unclosed", "not valid YAML"),
-    "unknown_key.yaml": ("spaces: {}\n", "unknown key(s) spaces"),
-    "bad_range.yaml": ("space: {iteration.rounds: {type: int, low: 3, high: 1}}\n"
-                       "objectives: [{metric: correct_rate, direction: maximize}]\n", "low (3) is above high (1)"),
+    "unknown_key.yaml": ("spaces: {}\n", "spaces: unknown key; did you mean space?"),
+    "not_a_mapping.yaml": ("- space\n", "expected a mapping with keys description, overrides, space, objectives"),
+    "no_space.yaml": (OBJ, "space: missing; expected a non-empty mapping"),
+    "bad_range.yaml": ("space: {iteration.rounds: {type: int, low: 3, high: 1}}\n" + OBJ,
+                       "space.iteration.rounds: low (3) is above high (1)"),
+    "bad_low.yaml": ("space: {iteration.rounds: {type: int, low: a, high: 1}}\n" + OBJ,
+                     "space.iteration.rounds.low: expected an integer, got 'a'"),
+    "bad_type.yaml": ("space: {iteration.rounds: {type: integer, low: 1, high: 2}}\n" + OBJ,
+                      "space.iteration.rounds.type: expected one of categorical, float, int, got 'integer'"),
+    "bad_field.yaml": ("space: {iteration.rounds: {type: int, low: 1, high: 2, choices: [1]}}\n" + OBJ,
+                       "space.iteration.rounds.choices: not a setting of type=int (it belongs to type=categorical)"),
+    "bad_log.yaml": ("space: {llm.temperature: {type: float, low: 0, high: 1, log: true}}\n" + OBJ,
+                     "space.llm.temperature: log needs low > 0 and no step"),
+    "bad_when.yaml": ("space: {method.n: {type: int, low: 2, high: 3, when: {method: best_of_n}}}\n" + OBJ,
+                      "space.method.n: when: method must be a categorical parameter listed before this one"),
     "bad_metric.yaml": ("space: {prompt: [base, math]}\nobjectives: [{metric: accuracy, direction: maximize}]\n",
-                        "objective metric 'accuracy'"),
-    "bad_key.yaml": ("space: {llm.temperatur: {type: float, low: 0, high: 1}}\n"
-                     "objectives: [{metric: correct_rate, direction: maximize}]\n",
-                     "Could not override 'llm.temperatur'"),
+                        "objectives.0.metric: expected one of correct_rate, compile_rate"),
+    "bad_direction.yaml": ("space: {prompt: [base, math]}\nobjectives: [{metric: correct_rate, direction: up}]\n",
+                           "objectives.0.direction: expected one of maximize, minimize, got 'up'"),
+    "twice.yaml": ("space: {prompt: [base, math]}\nobjectives: [{metric: correct_rate, direction: maximize}, "
+                   "{metric: correct_rate, direction: minimize}]\n", "objectives: an objective metric is listed twice"),
+    "bad_sampler.yaml": ("space: {prompt: [base, math]}\nsampler: {name: annealing}\n" + OBJ,
+                         "sampler.name: expected one of tpe, random, grid"),
+    "grid_float.yaml": ("space: {llm.temperature: {type: float, low: 0, high: 1}}\nsampler: grid\n" + OBJ,
+                        "sampler grid needs discrete parameters; llm.temperature is a float range"),
+    "bad_pruner.yaml": ("space: {prompt: [base, math]}\npruner: 3\n" + OBJ,
+                        "pruner: expected a mapping with keys name, got 3"),
+    "bad_n_trials.yaml": ("space: {prompt: [base, math]}\nn_trials: many\n" + OBJ,
+                          "n_trials: expected an integer >= 1, got 'many'"),
+    "bad_overrides.yaml": ("overrides: [method]\nspace: {prompt: [base, math]}\n" + OBJ,
+                           "overrides.0: expected a string (key=value), got 'method'"),
+    "doubled.yaml": ("overrides: [prompt=math]\nspace: {prompt: [base, math]}\n" + OBJ,
+                     "overrides: prompt is also in space; list it in one place"),
+    "bad_key.yaml": ("space: {llm.temperatur: {type: float, low: 0, high: 1}}\n" + OBJ,
+                     "space: llm.temperatur: unknown key; did you mean llm.temperature?"),
+    "bad_value.yaml": ("space: {iteration.rounds: {type: int, low: 0, high: 2}}\n" + OBJ,
+                       "space: iteration.rounds: expected an integer >= 1, got 0"),
     "prune_multi.yaml": ("space: {prompt: [base, math]}\npruner: median\nobjectives: [{metric: correct_rate, "
                          "direction: maximize}, {metric: total_tokens, direction: minimize}]\n", "cannot prune"),
 }  # fmt: skip
@@ -249,5 +279,19 @@ def test_unknown_override_is_an_error_before_any_trial(tmp_path, capsys):
 
     code = main(["sweeps/refine_budget.yaml", "llm.temprature=0.5", f"storage=sqlite:///{tmp_path}/o.db"])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and err.startswith("kbx: error: Could not override 'llm.temprature'") and "\n" not in err
+    assert code == 2 and err == "kbx: error: llm.temprature: unknown key; did you mean llm.temperature?"
     assert not (tmp_path / "o.db").exists()  # no study was created
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["n_trials=many"], "n_trials: expected an integer >= 1, got 'many'"), (["n_trials=0"], "n_trials: expected an "
+     "integer >= 1, got 0"), (["iteration.rounds=2"], "iteration.rounds is searched by refine_budget.yaml")],
+)
+def test_bad_command_line_of_a_sweep_is_one_line(argv, message, tmp_path, capsys):
+    from kbx.sweep import main
+
+    code = main(["sweeps/refine_budget.yaml", *argv, f"storage=sqlite:///{tmp_path}/o.db"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("kbx: error: ") and "\n" not in err and message in err, err
+    assert not (tmp_path / "o.db").exists()

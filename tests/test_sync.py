@@ -9,12 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from llm_results import CPU, trajectory
 from mlflow.entities import Metric, Param, RunTag
+from mlflow.tracing.client import TracingClient
 from mlflow.tracking import MlflowClient
 from mlflow_server import ENV, free_port, start_mlflow_server, stop
 
-from kbx.sync import PENDING_TAG, SOURCE_TAG
 from kbx.sync import main as sync_main
+from kbx.tracking import traces
+from kbx.tracking.sync import PENDING_TAG, SOURCE_TAG
 from kbx.tracking.tracker import experiment_artifact_location
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,7 +26,8 @@ ROUNDS = 3
 
 def node_store(root: Path) -> tuple[str, dict[str, str]]:
     """A store laid out as kbx lays out mlruns/ on a node: a job run with two task runs under it
-    (metric histories over rounds, nested artifacts), another experiment, and a job still running."""
+    (metric histories over rounds, nested artifacts, an LLM trajectory's trace), another experiment, and a
+    job still running."""
     uri = f"sqlite:///{root / 'mlruns' / 'mlflow.db'}"
     (root / "mlruns").mkdir(parents=True)
     client = MlflowClient(tracking_uri=uri)
@@ -43,6 +47,7 @@ def node_store(root: Path) -> tuple[str, dict[str, str]]:
         client.log_dict(run_id, {"correct": True, "round": i}, "result.json")
         client.set_terminated(run_id, "FINISHED" if i == 0 else "FAILED", end_time=1_700_000_003_000 + i)
     client.set_terminated(ids["job"], "FINISHED", end_time=1_700_000_004_000)
+    ids["trace"] = traces.write(TracingClient(uri), *traces.task_trace(trajectory(), kbx, ids["Activation/gelu"], "geak", CPU))
     other = client.create_experiment("other", artifact_location=experiment_artifact_location(uri, "other"))
     running = client.create_run(other, run_name="still-running")
     ids["running"] = running.info.run_id
@@ -115,6 +120,11 @@ def test_runs_come_home_whole_and_once(tmp_path, capsys):
         job_copy = copied[ids["job"]].info.run_id
         assert all(copied[ids[t]].data.tags["mlflow.parentRunId"] == job_copy for t in ("Activation/gelu", "Math/add"))
         assert not any(PENDING_TAG in r.data.tags for r in copied.values())
+        (trace,) = dst.search_traces(locations=[kbx], run_id=copied[ids["Activation/gelu"]].info.run_id)
+        original = src.get_trace(ids["trace"])
+        assert trace.info.tags[traces.SOURCE_TRACE_TAG] == ids["trace"]
+        assert sorted(s.name for s in trace.data.spans) == sorted(s.name for s in original.data.spans)
+        assert len(trace.info.assessments) == len(original.info.assessments) == 5
         live = dst.search_runs([kbx])
         assert len(live) == 3, "the interrupted copy was deleted, nothing else added"
 
@@ -163,8 +173,8 @@ def test_task_runs_in_the_companion_experiment_come_home_under_their_job(tmp_pat
     from kbx.core.hardware import load_profiles
     from kbx.core.record import EvalRecord, Status
     from kbx.methods.loop import Judged, TaskResult
-    from kbx.sync import sync
     from kbx.tasks import discover
+    from kbx.tracking.sync import sync
     from kbx.tracking.tracker import Tracker
 
     src_uri, dst_uri = f"sqlite:///{tmp_path}/src/mlflow.db", f"sqlite:///{tmp_path}/dst/mlflow.db"
@@ -185,3 +195,40 @@ def test_task_runs_in_the_companion_experiment_come_home_under_their_job(tmp_pat
     note = dst.get_run(copied[job].info.run_id).data.tags["mlflow.note.content"]
     assert f"/experiments/{tasks.experiment_id}/runs?workflowType=machine_learning&viewStateShareKey={copied[job].info.run_id})" in note
     assert f"mlflow.sharedViewState.{copied[job].info.run_id}" in dst.get_experiment(tasks.experiment_id).tags
+
+
+def test_an_llm_tasks_trace_comes_home_with_its_run_once(tmp_path):
+    """The trace moves with its task run, under a new id linked to the copy; a copy cut short before its source tag
+    (its trace already written) is deleted with that trace and redone; a second import adds nothing."""
+    from kbx.tracking.sync import sync
+    from kbx.tracking.tracker import Tracker
+
+    src_uri, dst_uri = f"sqlite:///{tmp_path}/src/mlflow.db", f"sqlite:///{tmp_path}/dst/mlflow.db"
+    for side in ("src", "dst"):
+        (tmp_path / side).mkdir()
+    tracker = Tracker(src_uri, "kbx", tmp_path / "src")
+    job = tracker.start_parent("geak | all | cpu | 2 rounds", {"n_tasks": 1}, {})
+    child = tracker.log_task(job, trajectory(), "geak", CPU)
+    tracker.finish_parent(job, {"correct_rate": 1.0}, {})
+    src = MlflowClient(src_uri)
+    (original,) = src.search_traces(locations=[tracker.tasks_experiment_id], run_id=child)
+    home = Tracker(dst_uri, "kbx", tmp_path / "dst")  # DST, with a copy of the task run cut short
+    cut = home.client.create_run(home.tasks_experiment_id, run_name="Math/add", tags={PENDING_TAG: child}).info.run_id
+    traces.write(TracingClient(dst_uri), *traces.copy_trace(original, home.tasks_experiment_id, cut))
+
+    sync(src_uri, dst_uri, ["kbx"])
+    dst = MlflowClient(dst_uri)
+    copy = copies(dst)[child].info.run_id
+    (trace,) = dst.search_traces(locations=[home.tasks_experiment_id])  # the cut-short copy's is gone
+    assert trace.info.trace_metadata["mlflow.sourceRun"] == copy and trace.info.trace_id != original.info.trace_id
+    assert trace.info.tags[traces.SOURCE_TRACE_TAG] == original.info.trace_id
+    shape = sorted((s.name, s.span_type, s.start_time_ns, repr(s.inputs), repr(s.outputs)) for s in original.data.spans)
+    assert sorted((s.name, s.span_type, s.start_time_ns, repr(s.inputs), repr(s.outputs)) for s in trace.data.spans) == shape
+    names = {s.span_id: s.name for s in trace.data.spans}
+    verdicts = sorted((names.get(a.span_id, ""), a.name, repr(a.value)) for a in trace.info.assessments)
+    old_names = {s.span_id: s.name for s in original.data.spans}
+    assert verdicts == sorted((old_names.get(a.span_id, ""), a.name, repr(a.value)) for a in original.info.assessments)
+    assert trace.info.token_usage == original.info.token_usage
+
+    sync(src_uri, dst_uri, ["kbx"])
+    assert len(dst.search_traces(locations=[home.tasks_experiment_id])) == 1

@@ -120,7 +120,10 @@ def _prepared(gpu: FakeGpu) -> timing.Prepared:
 
 @pytest.fixture(autouse=True)
 def _calls_without_args(monkeypatch):
+    """The fake GPU's kernel takes no inputs: a call runs it, a refresh only hands out the next seed."""
+    seeds = iter(range(1, 1 << 30))
     monkeypatch.setattr(timing.Prepared, "run", lambda self, i: (1, self.fn()))
+    monkeypatch.setattr(timing.Prepared, "refresh", lambda self, i: next(seeds))
 
 
 POLICY = TimingPolicy(energy_burst_ms=0.0)
@@ -159,7 +162,7 @@ def test_a_steady_long_kernel_stops_once_its_repetitions_cover_the_minimum_time(
     row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
     assert row["reps"] == timing.MIN_REPS_LONG and not row["budget_cut"]
     assert row["reps"] * 30.0 >= POLICY.min_timed_ms
-    assert row["exclusive_ms"] <= (row["reps"] + 1) * 32.0 + 5.0  # the repetitions and one warm-up call
+    assert row["exclusive_ms"] <= (row["reps"] + 2) * 32.0 + 5.0  # the repetitions, one warm-up call, the repeat probe
 
 
 def test_a_kernel_too_slow_for_a_window_is_not_measured_alone(fake_gpu):
@@ -213,7 +216,7 @@ def test_a_fast_kernels_repetitions_sleep_a_few_times_its_launching_not_the_long
     """Launched in 5 us, a 10 us kernel's repetitions need no 1 ms head start: the sleep is sized from the
     warm-up's launching (MIN_SLEEP_MS here), so its window is a fraction of what fixed sleeps made it."""
     gpu = fake_gpu(0.01)
-    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False, check=False)  # no repeat probe
     rep_sleeps = [c for c in gpu.sleeps if c != timing.PROBE_CYCLES]
     assert len(rep_sleeps) == row["reps"] == POLICY.min_reps and row["contaminated_reps"] == 0
     assert rep_sleeps == [pytest.approx(timing.sleep_cycles_for(FakeGpu.LAUNCH_MS), abs=1)] * row["reps"]
@@ -225,10 +228,10 @@ def test_a_launch_that_outlasts_a_short_sleep_gets_a_longer_one_and_is_not_host_
     """A host hiccup (LATE_MS) during one repetition's launching outlasts its short sleep: that repetition
     is measured again after a sleep twice as long, and the shape is not taken for host-bound."""
     dry = fake_gpu(0.3)
-    row, _ = timing.measure_shape(_prepared(dry), POLICY, energy=False)
+    row, _ = timing.measure_shape(_prepared(dry), POLICY, energy=False, check=False)  # no repeat probe
     warm_ups = dry.calls - row["reps"]
     gpu = fake_gpu(0.3, late_calls=(warm_ups + 2,))  # the third repetition's launch is late (warm-ups as above)
-    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
+    row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False, check=False)
     rep_sleeps = [c for c in gpu.sleeps if c != timing.PROBE_CYCLES]
     short = timing.sleep_cycles_for(FakeGpu.LAUNCH_MS)
     assert rep_sleeps[:4] == pytest.approx([short, short, short, 2 * short], abs=2) and not row["host_bound"]

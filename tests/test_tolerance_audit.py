@@ -115,7 +115,7 @@ def test_rows_say_how_a_case_is_judged_when_float64_is_not_meaningful():
 
 # Every repository task's tolerance must pass the audit on its correctness cases. The full suite
 # takes minutes on two shared cores, so CI audits this sample (one or more per category, and every
-# task whose tolerance the audit changed); `python -m kbx.tasks audit` covers them all.
+# task whose tolerance the audit changed); `python -m kbx.quality audit` covers them all.
 SAMPLE = (
     # one or more per category
     "Convolution/conv2d", "Fusion/attention", "Fusion/fused_relu_conv2d", "Fusion/fused_softplus_linear",
@@ -235,10 +235,10 @@ def test_audit_cli_writes_the_command_it_ran_and_refuses_a_missing_directory(kbx
     code, stdout, err = kbx_cli("kbx.quality", "audit", "--task", "LinearAlgebra/qr", "--out", str(out))
     assert code == 0, err[-2000:]
     text = out.read_text()
-    assert text.startswith("# Tolerance audit\n") and f"`python -m kbx.tasks audit --task LinearAlgebra/qr --out {out}`" in text
+    assert text.startswith("# Tolerance audit\n") and f"`python -m kbx.quality audit --task LinearAlgebra/qr --out {out}`" in text
     assert "| LinearAlgebra/qr | n512 |" not in text and "| identity |" in text
     code, _, err = kbx_cli("kbx.quality", "audit", "--task", "LinearAlgebra/qr", "--out", str(tmp_path / "no" / "t.md"))
-    assert code == 2 and err.strip().startswith("kbx.tasks: error: --out") and len(err.strip().splitlines()) == 1
+    assert code == 2 and err.strip().startswith("kbx.quality: error: --out") and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.gpu

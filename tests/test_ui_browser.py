@@ -1,14 +1,17 @@
-"""The MLflow UI in a real browser: the link `make ui` prints shows every job side by side.
+"""The MLflow UI in a real browser: the link `make ui` prints shows every job side by side; a task run's
+traces show its conversation.
 
 A store with two jobs of every task (184 each) is served by `mlflow server`; headless Chromium
 opens the printed link and must show both jobs with their `suite/correct_rate` on the first page,
 without "Load more"; a job's description then leads to its task runs. Needs Debian's `chromium`
 and `chromium-driver` and the `selenium` package (the dev extra); skipped, with the reason, where
-one is missing. `KBX_UI_SCREENSHOTS=DIR` also saves the pages (docs/ui-compare.png comes from here).
+one is missing. `KBX_UI_SCREENSHOTS=DIR` also saves the pages (docs/ui-compare.png and docs/ui-traces.png
+come from here).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -74,6 +77,13 @@ def served_store(tmp_path):
     tracker = Tracker(uri, "kbx", tmp_path)
     tasks = sorted(discover().values(), key=lambda t: t.id)
     jobs = {method: log_job(tracker, method, tasks, "h100", seed) for seed, method in enumerate(("reference", "predictions"))}
+    with serve(uri, tmp_path) as port:
+        yield uri, port, jobs, len(tasks)
+
+
+@contextlib.contextmanager
+def serve(uri: str, tmp_path: Path):
+    """`mlflow server` on the store; yields its port."""
     port = free_port()
     cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri, "--host", "127.0.0.1", "--port",
            str(port), "--workers", "1"]  # fmt: skip
@@ -82,7 +92,7 @@ def served_store(tmp_path):
     server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         wait_healthy(port, server)
-        yield uri, port, jobs, len(tasks)
+        yield port
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)
@@ -169,6 +179,88 @@ def test_printed_link_shows_both_jobs_and_their_correct_rate_without_paging(serv
             driver.save_screenshot(str(shots / "ui-tasks.png"))
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def traced_store(tmp_path):
+    """A finished job of an LLM method over two tasks, each task run with its trace (tests/llm_results.py), served."""
+    from llm_results import CPU, trajectory
+
+    from kbx.tracking.tracker import Tracker
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    tracker = Tracker(uri, "kbx", tmp_path)
+    job = tracker.start_parent("geak | all | cpu | 2 rounds", {"method": "geak", "n_tasks": 2}, {"kbx.method": "geak"})
+    started = time.time() - TRAJECTORY_AGO_S
+    runs = {task: tracker.log_task(job, trajectory(task, started), "geak", CPU) for task in ("Math/add", "Math/sub")}
+    tracker.finish_parent(job, {"n_tasks": 2.0, "correct_rate": 1.0}, {})
+    with serve(uri, tmp_path) as port:
+        yield port, tracker.tasks_experiment_id, runs
+
+
+TRAJECTORY_AGO_S = 600  # the trajectories ran ten minutes ago (the traces view lists recent ones)
+
+
+def test_a_task_runs_traces_show_its_conversation(traced_store):
+    """From a task run's Traces tab: its trace, whose span tree holds the rounds, the calls and the evaluations; the
+    generator's span shows the conversation (system, user, assistant), the evaluation span its verdict."""
+    from selenium.webdriver.common.by import By
+
+    port, experiment_id, runs = traced_store
+    shots = Path(os.environ[SCREENSHOTS_ENV]) if os.environ.get(SCREENSHOTS_ENV) else None
+    driver = start_browser()
+    try:
+        driver.get(f"http://127.0.0.1:{port}/#/experiments/{experiment_id}/runs/{runs['Math/add']}/traces")
+        wait_until(driver, lambda d: "verdict" in body_text(d))  # the assessment columns of the traces table
+        close_panels(driver)
+        if shots:
+            driver.set_window_size(*SCREENSHOT_WINDOW)
+        row = wait_until(driver, lambda d: [e for e in d.find_elements(By.XPATH, "//*[contains(text(), 'tr-')]")
+                                            if e.is_displayed()])  # fmt: skip
+        click(driver, row[0])  # the trace's id opens it
+        for name in ("round 0", "round 1", "evaluate round1/cand0", "reflector"):
+            wait_until(driver, lambda d, n=name: span_named(d, n))
+        click(driver, span_named(driver, "generator")[-1])  # round 1's: the kernel of round 0 and its verdict fed back
+        wait_until(driver, lambda d: all(t in body_text(d) for t in ("You write Triton.", "Task Math/add.", "a = 1",
+                                                                     "3 of 8 differ", "b = 2")))  # fmt: skip
+        text = body_text(driver)
+        assert "Assistant" in text and "System" in text and "openai/x" in text  # the conversation, as chat
+        if shots:
+            shots.mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(shots / "ui-traces.png"))
+        click(driver, span_named(driver, "evaluate round0/cand0")[0])
+        wait_until(driver, lambda d: "case 0: 3 of 8 differ" in body_text(d) and "mismatch" in body_text(d))
+    finally:
+        driver.quit()
+
+
+def body_text(driver) -> str:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.TAG_NAME, "body").text
+
+
+def span_named(driver, name: str) -> list:
+    """The span tree's entries of that name, on screen."""
+    from selenium.webdriver.common.by import By
+
+    return [e for e in driver.find_elements(By.XPATH, f"//span[normalize-space()='{name}']") if e.is_displayed()]
+
+
+def click(driver, element) -> None:
+    """Clicked by script: the trace drawer's resize handle lies over the span tree's left edge."""
+    driver.execute_script("arguments[0].click()", element)
+
+
+def close_panels(driver) -> None:
+    """The assistant's side panel and first-visit tips, which would cover the page in a screenshot."""
+    from selenium.webdriver.common.by import By
+
+    for button in driver.find_elements(By.XPATH, "//button[normalize-space()='Got it']") + driver.find_elements(
+            By.CSS_SELECTOR, "button[aria-label=Close]"):  # fmt: skip
+        with contextlib.suppress(Exception):
+            button.click()
+    time.sleep(1)
 
 
 def save_screenshots(driver, url: str, folder: Path) -> None:

@@ -341,13 +341,20 @@ def check_entry(entry: Entry, rec: EvalRecord, device: str) -> None:
         assert rec.triton_launches > 0
         assert rec.cases_passed == rec.cases_total
     elif expected in (Status.MISMATCH, Status.UNWRITTEN_OUTPUT):
-        assert rec.cases_passed < rec.cases_total
+        # a timed call re-checked at a perf shape (its fastest repetition) fails after every case passed
+        timed = rec.reason.startswith("perf shape ") and "its fastest timed call" in rec.reason
+        assert rec.cases_passed == rec.cases_total if timed else rec.cases_passed < rec.cases_total, rec.reason
         if "rejected by the task's output check" not in rec.reason:  # distributional checks have no element report
             m = rec.mismatch
             assert m.case and 0 < m.count <= m.numel
             assert m.indices and len(m.got) == len(m.expected) == len(m.indices)
+    elif expected is Status.REPLAYED_RESULT:  # right answers, every case passed, and one of them came from memory
+        assert rec.cases_total > 0 and rec.cases_passed == rec.cases_total and rec.timed
+        assert "the same inputs again took" in rec.reason and not rec.correct
     elif expected in (Status.WRONG_DTYPE, Status.WRONG_SHAPE, Status.WRONG_TYPE, Status.INPUT_MUTATED):
         assert rec.reason and rec.cases_passed < rec.cases_total
+    elif expected is Status.BORROWED_ANSWER:  # the reason names what it reached for
+        assert rec.reason.startswith(("imported kbx.", "opened /", "took kbx's import guard")), rec.reason
     elif expected in (Status.IMPORT_ERROR, Status.SYNTAX_ERROR, Status.NO_ENTRY):
         assert not rec.compiled and rec.message
         assert rec.triton_launches == 0
@@ -409,6 +416,7 @@ def test_no_secret_from_ancestor_environment_or_command_line(cpu_run):
 # --- the sandbox: attacks that only the operating system can stop --------------------------------
 
 SANDBOX_ENTRIES = sorted(n for n in ENTRIES if n.startswith("sandbox_"))
+BORROW_ENTRIES = sorted(n for n in ENTRIES if n.startswith("borrow_"))  # reach for kbx's own answers
 
 
 def check_host(run: ZooRun) -> None:
@@ -430,10 +438,15 @@ def check_sandbox_records(run: ZooRun) -> None:
             assert "SUCCEEDED" not in run.records[name].output_tail, f"{name}: {run.records[name].output_tail}"
     assert "ATTACK visible processes: 0" in run.records["sandbox_signal_other_jobs"].output_tail
     assert "(0 rewritten)" in run.records["sandbox_rewrite_neighbours"].output_tail
+    for name in BORROW_ENTRIES:
+        assert "SUCCEEDED" not in run.records[name].output_tail, f"{name}: {run.records[name].output_tail}"
+    # With kbx's import guard taken out, the filesystem alone keeps kbx.experts out of reach.
+    assert "No module named 'kbx.experts'" in run.records["borrow_guard_removed"].output_tail
 
 
 def test_zoo_has_an_entry_per_attack_class():
     assert len(SANDBOX_ENTRIES) >= 9, SANDBOX_ENTRIES
+    assert len(BORROW_ENTRIES) >= 6, BORROW_ENTRIES
 
 
 def test_sandbox_holds_on_cpu(cpu_run):

@@ -61,8 +61,8 @@ class HostLoad:
 
 class GpuLoad:
     """Each GPU's kernel-busy share (`Telemetry.kernel_busy_pct`), read every `interval_s` by a daemon
-    thread from construction to `stop()`. Whether a run's shared phase was bound by the GPU: a
-    twelfth-session H100 run cut its host-memory stages by 420 s of attempt time and its wall did not
+    thread from construction to `stop()`. Whether a run's shared phase was bound by the GPU: an
+    H100 run (2026-11-27) cut its host-memory stages by 420 s of attempt time and its wall did not
     move. `read(index)` returns a percentage, or a negative number where it cannot (no NVML, a CPU)."""
 
     def __init__(self, indices: list[int], read: Callable[[int], float] | None = None,

@@ -39,8 +39,11 @@ def bench_llm(n_tasks: int, latency_s: float, concurrency: int, workers: int, ro
     from kbx.methods.loop import proposers, run_suite
     from kbx.tasks import discover
 
-    tasks = [t for t in sorted(discover().values(), key=lambda t: t.id) if t.expert_path][:n_tasks]
-    experts = {t.id: Path(t.expert_path).read_text() for t in tasks}
+    # The scripted model answers with a task's expert kernel: one that imports kbx.experts would be
+    # judged borrowed_answer, as any model's code that does (kbx.sandbox.answers), so those are left out.
+    experts = {t.id: Path(t.expert_path).read_text() for t in sorted(discover().values(), key=lambda t: t.id)
+               if t.expert_path}  # fmt: skip
+    tasks = [discover()[i] for i, code in experts.items() if "kbx.experts" not in code][:n_tasks]
 
     refused: dict[str, int] = {}  # prompt hash -> HTTP status it was refused with once
     headers = {"Retry-After": f"{retry_after_s:g}"} if retry_after_s > 0 else {}

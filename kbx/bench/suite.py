@@ -1,13 +1,14 @@
 """`python -m kbx.bench eval`: how fast and how repeatable the evaluator is, on this machine.
 (`python -m kbx.bench llm`: whether generation overlaps evaluation; see kbx.bench.llm.
 `python -m kbx.bench table RESULTS.json ...`: docs/EXPERTS.md from eval results; see kbx.bench.table.
-`python -m kbx.bench overhead`: what kbx.run costs over this benchmark; see kbx.bench.overhead.)
+`python -m kbx.bench overhead`: what kbx.run costs over this benchmark; see kbx.bench.overhead.
+`python -m kbx.bench traces`: what writing traces costs an LLM job; see kbx.bench.traces.)
 
 Judges every expert kernel (`--method inductor`: torch.compile of every such task's reference instead;
 the report's `method` says which) (the full pipeline: worker, judge, timing) in `--runs` separate
 evaluator instances and reports: (a) wall time per kernel and the split by stage, projected to the
-176-task suite; (b) timing repeatability between runs, as the median and p95 of the relative
-change of each shape's median; (c) for memory-bound shapes, the kernels' GB/s against the device's
+whole suite (every task in the registry); (b) timing repeatability between runs, as the median and
+p95 of the relative change of each shape's median; (c) for memory-bound shapes, the kernels' GB/s against the device's
 measured copy bandwidth. Needs only torch, triton and kbx (no MLflow or Hydra), so it runs as is
 on a bare GPU machine.
 """
@@ -15,23 +16,24 @@ on a bare GPU machine.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from kbx.bench.host_load import GpuLoad, HostLoad
 from kbx.core import hardware as hw
+from kbx.core import provenance
 from kbx.core.errors import EXIT_USER_ERROR, MethodError
 from kbx.core.interrupt import exit_interrupted
 from kbx.driver.watch import watch
 
-SUITE_SIZE = 176  # KernelBench-X tasks with metadata, for the projection
 COPY_BYTES = 1 << 30  # 1 GiB per copy direction when measuring device bandwidth
 COPY_REPS = 20
+STREAM_PATTERNS = ("copy", "write", "read")  # device bandwidths measured beside the kernels (stream_gbps)
 HEARTBEAT_S = 20.0
 # Per-attempt seconds summed over a run. wall_s is the attempts' whole time: redone_s (the tries
 # redone before the last), then the last try's start_s, inputs_s, compile_s, check_s, judge_s and
@@ -44,21 +46,31 @@ STAGES = ("wall_s", "redone_s", "start_s", "inputs_s", "compile_s", "check_s", "
 # Per run, beside the records: kbx.bench.host_load's figures, and the judges' start-up (judge_start_figures)
 HOST_FIGURES = ("driver_cpu_s", "driver_cpu_share", "host_cpus", "host_cpu_busy_pct", "gpu_busy_pct",
                 "judge_startup_s", "first_judge_s")  # fmt: skip
+WINDOW_PARTS = ("quiet_wait_ms", "warmup_ms", "energy_ms", "refresh_ms")  # of a shape's windows, beside the calls
 LARGEST_CHANGES = 10  # timed shapes listed with the largest change between two runs
 OVERHEAD_OUT = "bench-out/overhead"  # overhead's --out when none is given
+TRACES_OUT = "bench-out/traces"  # traces' --out when none is given
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    return COMMANDS[args.what](args, parser)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m kbx.bench", description=__doc__)
-    parser.add_argument("what", choices=["eval", "summary", "llm", "table", "sandbox", "quiet", "overhead"],
+    parser.add_argument("what", choices=sorted(COMMANDS),
                         help="eval: the evaluator; summary: eval's --summary from its --json file, a run "
                              "cut short included; llm: generation/evaluation overlap; "
                              "table: docs/EXPERTS.md from eval --json files (kbx.bench.table); "
                              "sandbox: the sandbox's cost per attempt; "
                              "quiet: honest kernels' verdicts beside background GPU work (GPU); "
-                             "overhead: kbx.run's wall time over eval's on the same tasks")  # fmt: skip
-    parser.add_argument("results", nargs="*", help="table: results files of eval --json (experts, and inductor); "
-                                                   "summary: one such file")  # fmt: skip
+                             "overhead: kbx.run's wall time over eval's on the same tasks; "
+                             "limits: timed shapes against the device's limits (kbx.bench.limits); "
+                             "traces: an LLM job's wall time with tracking.traces on over off")  # fmt: skip
+    parser.add_argument("results", nargs="*", help="table, limits: results files of eval --json (experts, and "
+                                                   "inductor); summary: one such file")  # fmt: skip
     parser.add_argument("--out", default="", help="table: write the markdown here (default: print it); "
                                                   "overhead: directory for logs and overhead.json "
                                                   f"(default {OVERHEAD_OUT})")  # fmt: skip
@@ -76,75 +88,109 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_out", default="")
     parser.add_argument("--summary", default="", help="eval: also write the figures alone (no per-attempt rows) "
                         "here, e.g. docs/bench/eval-h100-DATE.json")  # fmt: skip
-    parser.add_argument("--tasks", type=int, default=8, help="llm: tasks (with expert kernels) to run")
+    parser.add_argument("--tasks", type=int, default=8, help="llm, traces: tasks (with expert kernels) to run")
     parser.add_argument("--latency", type=float, default=2.0, help="llm: seconds per completion")
     parser.add_argument("--concurrency", type=int, default=4, help="llm: llm.concurrency")
-    parser.add_argument("--rounds", type=int, default=2, help="llm: refinement rounds")
+    parser.add_argument("--rounds", type=int, default=2, help="llm, traces: refinement rounds")
     parser.add_argument("--rate-limited", type=float, default=0.0, help="llm: share of calls answered 429 once")
     parser.add_argument("--retry-after", type=float, default=0.0, help="llm: the 429s' Retry-After seconds (0: none)")
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
-    parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile")
-    parser.add_argument("--repeats", type=int, default=1, help="overhead: times each command is run")
+    parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile; limits: "
+                        "the profile of results files that do not name their GPU")  # fmt: skip
+    parser.add_argument("--repeats", type=int, default=1, help="overhead, traces: times each command is run")
     parser.add_argument("--commands", default="eval,run,run_existing",
                         help="overhead: which to time, of eval, run, run_existing, run_default "
                              "(figures already in --out are added to)")  # fmt: skip
-    args = parser.parse_args(argv)
-    if args.what == "overhead":
-        from kbx.bench.overhead import COMMANDS, bench_overhead, format_overhead_report
+    return parser
 
-        commands = tuple(c for c in args.commands.split(",") if c)
-        if not commands or not set(commands) <= set(COMMANDS):
-            parser.error(f"--commands: a comma-separated choice of {', '.join(COMMANDS)}")
-        out = Path(args.out or OVERHEAD_OUT)
-        report = bench_overhead(out, args.category, args.workers, args.hardware, args.repeats, commands,
-                                tuple(args.task), args.gpus)
-        print(format_overhead_report(report))
-        return 0
-    if args.what == "summary":
-        if len(args.results) != 1 or not args.summary:
-            parser.error("summary: one eval --json file and --summary OUT")
-        report = with_partial_run(json.loads(Path(args.results[0]).read_text()))
-        write_summary(report, args.summary, " ".join(sys.argv))
-        print(format_report(report))
-        return 0
-    if args.what == "table":
-        from kbx.bench.table import TableError, write_table
 
-        try:
-            text = write_table(args.results or ([args.json_out] if args.json_out else []), args.out)
-        except TableError as exc:
-            print(f"kbx: error: {exc}", file=sys.stderr)
-            return EXIT_USER_ERROR
-        if not args.out:
-            print(text, end="")
-        return 0
-    if args.what == "quiet":
-        from kbx.bench.quiet import format_quiet_report, neighbour_runs, quiet_report
-        from kbx.driver.evaluator import EvalSettings, Evaluator
+def _overhead(args, parser) -> int:
+    from kbx.bench.overhead import COMMANDS as TIMED
+    from kbx.bench.overhead import bench_overhead, format_overhead_report
 
-        with Evaluator(EvalSettings(device="cuda", workers=args.workers)) as ev:
-            report = quiet_report(neighbour_runs(ev))
-        if args.json_out:
-            Path(args.json_out).write_text(json.dumps(report, indent=1))
-        print(format_quiet_report(report))
-        return 0
-    if args.what == "sandbox":
-        from kbx.bench.sandbox import bench_sandbox, format_sandbox_report
+    commands = tuple(c for c in args.commands.split(",") if c)
+    if not commands or not set(commands) <= set(TIMED):
+        parser.error(f"--commands: a comma-separated choice of {', '.join(TIMED)}")
+    out = Path(args.out or OVERHEAD_OUT)
+    report = bench_overhead(out, args.category, args.workers, args.hardware, args.repeats, commands,
+                            tuple(args.task), args.gpus)
+    print(format_overhead_report(report))
+    return 0
 
-        report = bench_sandbox(args.pairs)
-        if args.json_out:
-            Path(args.json_out).write_text(json.dumps(report, indent=1))
-        print(format_sandbox_report(report))
-        return 0
-    if args.what == "llm":
-        from kbx.bench.llm import bench_llm, format_llm_report
 
-        report = bench_llm(args.tasks, args.latency, args.concurrency, args.workers, args.rounds,
-                           args.rate_limited, args.retry_after, args.server_errors)  # fmt: skip
-        if args.json_out:
-            Path(args.json_out).write_text(json.dumps(report, indent=1))
-        print(format_llm_report(report))
-        return 0
+def _traces(args, parser) -> int:
+    from kbx.bench.traces import bench_traces, format_traces_report
+
+    report = bench_traces(Path(args.out or TRACES_OUT), args.tasks, args.rounds, args.workers, args.repeats)
+    return _print_report(args, report, format_traces_report)
+
+
+def _limits(args, parser) -> int:
+    from kbx.bench.limits import report as limits_report
+
+    try:
+        print(limits_report(args.results, args.hardware))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"kbx: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return 0
+
+
+def _summary(args, parser) -> int:
+    if len(args.results) != 1 or not args.summary:
+        parser.error("summary: one eval --json file and --summary OUT")
+    report = with_partial_run(json.loads(Path(args.results[0]).read_text()))
+    write_summary(report, args.summary, " ".join(sys.argv))
+    print(format_report(report))
+    return 0
+
+
+def _table(args, parser) -> int:
+    from kbx.bench.table import TableError, write_table
+
+    try:
+        text = write_table(args.results or ([args.json_out] if args.json_out else []), args.out)
+    except TableError as exc:
+        print(f"kbx: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    if not args.out:
+        print(text, end="")
+    return 0
+
+
+def _quiet(args, parser) -> int:
+    from kbx.bench.quiet import format_quiet_report, neighbour_runs, quiet_report
+    from kbx.driver.evaluator import EvalSettings, Evaluator
+
+    with Evaluator(EvalSettings(device="cuda", workers=args.workers)) as ev:
+        walls: dict = {}
+        report = quiet_report(neighbour_runs(ev, walls), walls)
+    return _print_report(args, report, format_quiet_report)
+
+
+def _sandbox(args, parser) -> int:
+    from kbx.bench.sandbox import bench_sandbox, format_sandbox_report
+
+    return _print_report(args, bench_sandbox(args.pairs), format_sandbox_report)
+
+
+def _llm(args, parser) -> int:
+    from kbx.bench.llm import bench_llm, format_llm_report
+
+    report = bench_llm(args.tasks, args.latency, args.concurrency, args.workers, args.rounds,
+                       args.rate_limited, args.retry_after, args.server_errors)  # fmt: skip
+    return _print_report(args, report, format_llm_report)
+
+
+def _print_report(args, report: dict, render) -> int:
+    """--json keeps the report; the rendering is printed."""
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report, indent=1))
+    print(render(report))
+    return 0
+
+
+def _eval(args, parser) -> int:
     try:
         report = bench_eval(args.runs, args.workers, args.category, args.task, args.json_out, args.gpus, args.limit,
                             args.method, args.mode, args.judges)  # fmt: skip
@@ -155,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.summary:
         write_summary(report, args.summary, " ".join(sys.argv))
     return 0
+
+
+COMMANDS = {"eval": _eval, "summary": _summary, "llm": _llm, "table": _table, "sandbox": _sandbox,
+            "quiet": _quiet, "overhead": _overhead, "limits": _limits,
+            "traces": _traces}  # fmt: skip
 
 
 def write_summary(report: dict, path: str, command: str) -> None:
@@ -179,7 +230,6 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     import torch
 
     from kbx.driver.evaluator import EvalSettings
-    from kbx.driver.pool import open_evaluator
     from kbx.tasks import discover, select
 
     tasks = interleave_categories([t for t in select(discover(), task_ids, category) if t.expert_path])
@@ -188,55 +238,70 @@ def bench_eval(runs: int, workers: int, category: str, task_ids: list[str], json
     names = hw.detect_gpus()
     attempts = bench_attempts(tasks, method, mode, device)
     settings = EvalSettings(device=device, workers=workers, judges=judges)
-    report = {"device": names[0] if names else "cpu", "commit": _commit(), "command": " ".join(sys.argv),
+    report = {"device": names[0] if names else "cpu", "commit": provenance.kbx_commit(), "command": " ".join(sys.argv),
               "method": method, "gpus": gpus if device == "cuda" else 0,
               "workers_per_gpu": workers, "judges_per_gpu": settings.judge_count, "n_kernels": len(attempts),
               "runs": [],
-              "copy_gbps": copy_bandwidth_gbps() if device == "cuda" else 0.0,
+              **{f"{p}_gbps": stream_gbps(p) if device == "cuda" else 0.0 for p in STREAM_PATTERNS},
               "ridge_flops_per_byte": ridge_point(names[0]) if names else 0.0}  # fmt: skip
-    print(f"device {report['device']}, copy bandwidth {report['copy_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
+    print(f"device {report['device']}, copy / write / read bandwidth {report['copy_gbps']:.0f} / "
+          f"{report['write_gbps']:.0f} / {report['read_gbps']:.0f} GB/s, {len(attempts)} kernels", flush=True)
     for k in range(runs):
-        started = time.perf_counter()
-        done: list[dict] = []
-        load = HostLoad()
-        gpu_load = GpuLoad(list(range(gpus)) if device == "cuda" else [])
-
-        def progress(i, r, k=k, started=started, done=done, load=load, gpu_load=gpu_load):
-            why = f"  ({r.reason[:150]})" if r.status.value != "ok" else ""
-            if r.harness_failures:  # kbx's own failures, redone: what a faster, steadier schedule must remove
-                why += f"  (redone {r.harness_retries}x: {'; '.join(f[:120] for f in r.harness_failures)})"
-            if r.status.value == "crashed" and r.output_tail:
-                why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
-            print(f"run {k} +{time.perf_counter() - started:6.1f}s {r.task:40s} {r.status.value:14s} "
-                  f"check {r.check_s:5.2f}s (frozen {r.paused_s:5.2f}s) judge {r.judge_s:5.2f}s "
-                  f"baseline {r.baseline_s:5.2f}s time {r.time_s:5.2f}s alone {r.exclusive_s:5.2f}s "
-                  f"(longest {r.max_window_s:4.2f}s){why}", flush=True)  # fmt: skip
-            done.append(r.to_dict())
-            if json_out:  # partial runs too, so a benchmark cut short still leaves its figures
-                partial = {"run": k, "wall_s": time.perf_counter() - started, "records": done, **load.figures(),
-                           **gpu_load.figures()}  # fmt: skip
-                Path(json_out).write_text(json.dumps({**report, "partial": partial}, indent=1))
-
-        try:
-            with open_evaluator(settings, range(gpus)) as ev:
-                stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
-                try:
-                    records = ev.evaluate(attempts, on_record=progress)
-                except KeyboardInterrupt:
-                    stop.set()
-                    kept = f"in {json_out}" if json_out else "printed above (no --json)"
-                    exit_interrupted(f"kbx.bench: interrupted: run {k}'s {len(done)} of {len(attempts)} records kept "
-                                     f"({kept})", ev.close)  # fmt: skip
-                finally:
-                    stop.set()
-                startups = ev.judge_startups()
-        finally:
-            gpu_load.stop()
-        report["runs"].append({"wall_s": time.perf_counter() - started, "records": [r.to_dict() for r in records],
-                               **load.figures(), **gpu_load.figures(), **judge_start_figures(startups, done)})  # fmt: skip
+        report["runs"].append(_timed_run(k, settings, attempts, gpus if device == "cuda" else 0, report, json_out))
         if json_out:
             Path(json_out).write_text(json.dumps(report, indent=1))
     return report
+
+
+def _timed_run(k: int, settings, attempts: list, gpus: int, report: dict, json_out: str) -> dict:
+    """Run `k` of the benchmark: every attempt once, with the host's and GPUs' load beside it."""
+    from kbx.driver.pool import open_evaluator
+
+    progress = _RunProgress(k, report, json_out, gpus)
+    try:
+        with open_evaluator(settings, range(max(gpus, 1))) as ev:
+            stop = watch(ev, HEARTBEAT_S, out=sys.stdout, prefix="  ")
+            try:
+                records = ev.evaluate(attempts, on_record=progress)
+            except KeyboardInterrupt:
+                stop.set()
+                kept = f"in {json_out}" if json_out else "printed above (no --json)"
+                exit_interrupted(f"kbx.bench: interrupted: run {k}'s {len(progress.done)} of {len(attempts)} records "
+                                 f"kept ({kept})", ev.close)  # fmt: skip
+            finally:
+                stop.set()
+            startups = ev.judge_startups()
+    finally:
+        progress.gpu_load.stop()
+    return {"wall_s": time.perf_counter() - progress.started, "records": [r.to_dict() for r in records],
+            **progress.load.figures(), **progress.gpu_load.figures(), **judge_start_figures(startups, progress.done)}
+
+
+class _RunProgress:
+    """One line per finished attempt, and the run so far rewritten to --json after each."""
+
+    def __init__(self, k: int, report: dict, json_out: str, gpus: int) -> None:
+        self.k, self.report, self.json_out = k, report, json_out
+        self.started = time.perf_counter()
+        self.done: list[dict] = []
+        self.load = HostLoad()
+        self.gpu_load = GpuLoad(list(range(gpus)))
+
+    def __call__(self, i: int, r) -> None:
+        why = f"  ({r.reason[:150]})" if r.status.value != "ok" else ""
+        if r.harness_failures:  # kbx's own failures, redone: what a faster, steadier schedule must remove
+            why += f"  (redone {r.harness_retries}x: {'; '.join(f[:120] for f in r.harness_failures)})"
+        if r.status.value == "crashed" and r.output_tail:
+            why += "\n      " + r.output_tail[-400:].replace("\n", "\n      ")
+        print(f"run {self.k} +{time.perf_counter() - self.started:6.1f}s {r.task:40s} {r.status.value:14s} "
+              f"check {r.check_s:5.2f}s (frozen {r.paused_s:5.2f}s) judge {r.judge_s:5.2f}s "
+              f"baseline {r.baseline_s:5.2f}s time {r.time_s:5.2f}s alone {r.exclusive_s:5.2f}s "
+              f"(longest {r.max_window_s:4.2f}s){why}", flush=True)  # fmt: skip
+        self.done.append(r.to_dict())
+        if self.json_out:  # partial runs too, so a benchmark cut short still leaves its figures
+            partial = {"run": self.k, "wall_s": time.perf_counter() - self.started, "records": self.done,
+                       **self.load.figures(), **self.gpu_load.figures()}  # fmt: skip
+            Path(self.json_out).write_text(json.dumps({**self.report, "partial": partial}, indent=1))
 
 
 def judge_start_figures(startups: list[dict[str, float]], finished: list[dict]) -> dict:
@@ -256,7 +321,7 @@ def bench_attempts(tasks: list, method: str, mode: str, device: str) -> list:
     from kbx.contract.attempt import Attempt
 
     if method == "reference":
-        return [Attempt(t, Path(t.expert_path).read_text(), "expert") for t in tasks]
+        return [Attempt(t, Path(t.expert_path).read_text(), "expert", expert=True) for t in tasks]
     from kbx.methods.inductor import build
 
     inductor = build(hw.Hardware(name=device, kind=device), mode)  # refuses a CPU and an unknown mode
@@ -272,36 +337,48 @@ def interleave_categories(tasks: list) -> list:
     return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
 
-def copy_bandwidth_gbps() -> float:
-    """Device-to-device copy bandwidth (read + write bytes per second), median of COPY_REPS."""
+def stream_gbps(pattern: str) -> float:
+    """Device bandwidth of one access pattern over COPY_BYTES, in bytes moved per second, median of
+    COPY_REPS: "copy" (device to device: reads and writes, both counted), "write" (a fill) or "read"
+    (a sum, whose result is one number). The HBM peak that kbx.core.roofline holds shapes to is what
+    none of them may pass."""
     import torch
 
     src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
+    dst = torch.empty_like(src) if pattern == "copy" else src
+    run = {"copy": lambda: dst.copy_(src), "write": lambda: src.fill_(1),
+           "read": lambda: src.view(torch.float32).sum()}[pattern]  # fmt: skip
     times = []
     for _ in range(COPY_REPS):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        dst.copy_(src)
+        run()
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end) * 1e-3)
-    return 2 * COPY_BYTES / statistics.median(times) / 1e9
+    return (2 if pattern == "copy" else 1) * COPY_BYTES / statistics.median(times) / 1e9
 
 
 def ridge_point(gpu_name: str) -> float:
     """FLOP/byte above which a shape is compute-bound, from the matching hardware profile (fp32)."""
-    for profile in hw.load_profiles().values():
-        if profile.nvml_match and profile.nvml_match.lower() in gpu_name.lower():
-            return profile.peak_fp32_tflops * 1e12 / (profile.peak_bw_gbs * 1e9)
-    return 0.0
+    profile = hw.profile_for(gpu_name)
+    return profile.peak_fp32_tflops * 1e12 / (profile.peak_bw_gbs * 1e9) if profile else 0.0
+
+
+@functools.cache
+def suite_size() -> int:
+    """The tasks a full run judges (the registry's, dtype variants included): what a run's seconds
+    per kernel are projected to."""
+    from kbx.tasks import discover
+
+    return len(discover())
 
 
 def summarize(report: dict) -> dict:
     n = report["n_kernels"]
     runs = [_run_figures(run, n, report.get("gpus") or 1) for run in report["runs"]]
     first = report["runs"][0]
-    out = {**runs[0], "runs": runs, "suite_projection_s": runs[0]["s_per_kernel"] * SUITE_SIZE,
+    out = {**runs[0], "runs": runs, "suite_projection_s": runs[0]["s_per_kernel"] * suite_size(),
            "statuses": _statuses(first["records"])}  # fmt: skip
     if len(report["runs"]) > 1:
         out["repeatability"] = repeatability(report["runs"][0]["records"], report["runs"][1]["records"])
@@ -346,7 +423,7 @@ def summary_data(report: dict, command: str) -> dict:
     """The benchmark's figures as data (docs/bench/eval-<device>-<date>.json): no per-attempt rows."""
     s = summarize(report)
     rep, bw = s.get("repeatability") or {}, s.get("bandwidth") or {}
-    return {"device": report["device"], "commit": report.get("commit") or _commit(), "date": time.strftime("%Y-%m-%d"),
+    return {"device": report["device"], "commit": report.get("commit") or provenance.kbx_commit(), "date": time.strftime("%Y-%m-%d"),
             "command": report.get("command") or command,
             "kernels": report["n_kernels"], "workers_per_gpu": report.get("workers_per_gpu"),
             "judges_per_gpu": report.get("judges_per_gpu", 0),
@@ -360,7 +437,7 @@ def summary_data(report: dict, command: str) -> dict:
             "repeat_gpu_bound_p95_pct": _pct((rep.get("gpu_bound") or {}).get("p95_rel_delta")),
             "repeat_largest": rep.get("largest", []),
             "repeat_gpu_bound_largest": rep.get("gpu_bound_largest", []),
-            "copy_gbps": report.get("copy_gbps", 0.0),
+            **{f"{p}_gbps": report.get(f"{p}_gbps", 0.0) for p in STREAM_PATTERNS},
             "copy_bw_median_pct": _pct(bw.get("median_fraction")),
             "copy_bw_p25_pct": _pct(bw.get("p25_fraction"))}  # fmt: skip
 
@@ -378,30 +455,16 @@ def _pct(fraction: float | None) -> float | None:
     return None if fraction is None else 100 * fraction
 
 
-def _commit() -> str:
-    """KBX_COMMIT where set (a tree copied with stale or no git metadata, as onto a lent GPU
-    machine), else the checkout's commit."""
-    import os
-
-    if os.environ.get("KBX_COMMIT"):
-        return os.environ["KBX_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                              timeout=10).stdout.strip()  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def window_split(records: list[dict]) -> dict:
     """Where the shapes' exclusive windows went, in seconds summed over both sides: the timed calls
     themselves (repetitions x median), waiting for other processes' queued work to drain, warming up,
-    the energy burst, and the rest (each repetition's sleep, flush and synchronisation, the checks
+    the energy burst, giving each repetition fresh inputs, and the rest (each repetition's sleep, flush and synchronisation, the checks
     around them). Why: on an H100 (2026-12-05) the calls were 31.7 s of 105.7 s of windows."""
     shapes = [s for r in records for s in r.get("shapes") or ()]
     held = sum(s.get("exclusive_ms", 0.0) for s in shapes)
     calls = sum(s.get("reps", 0) * _ms(s.get("kernel_ms_median")) + s.get("baseline_reps", 0)
                 * _ms(s.get("baseline_ms_median")) for s in shapes)  # fmt: skip
-    parts = {k: sum(s.get(k, 0.0) for s in shapes) for k in ("quiet_wait_ms", "warmup_ms", "energy_ms")}
+    parts = {k: sum(s.get(k, 0.0) for s in shapes) for k in WINDOW_PARTS}
     split = {"held": held, "calls": calls, **{k[:-3]: v for k, v in parts.items()}}
     split["rest"] = held - calls - sum(parts.values())
     return {k: v / 1e3 for k, v in split.items()}
@@ -489,7 +552,7 @@ def format_report(report: dict) -> str:
     for k, run in enumerate(s["runs"]):
         cut = f" (cut short: {run['kernels']} kernels)" if run["partial"] else ""
         lines.append(f"(a) run {k}{cut}: wall {run['wall_s']:.1f} s, {run['s_per_kernel']:.2f} s/kernel -> "
-                     f"{run['s_per_kernel'] * SUITE_SIZE / 60:.1f} min for {SUITE_SIZE} tasks; GPU held alone "
+                     f"{run['s_per_kernel'] * suite_size() / 60:.1f} min for {suite_size()} tasks; GPU held alone "
                      f"{run['exclusive_share']:.0%} of the wall, longest window {run['max_exclusive_s']:.2f} s, most "
                      f"by one attempt {run['max_exclusive_per_attempt_s']:.2f} s; windows (s): "
                      + ", ".join(f"{k} {v:.1f}" for k, v in run["windows_s"].items()) + "; stage sums (s): "

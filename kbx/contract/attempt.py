@@ -16,11 +16,15 @@ from kbx.tasks.spec import TaskInfo
 
 @dataclasses.dataclass(frozen=True)
 class Attempt:
-    """Code to judge for one task. `label` says where it came from (method, round, candidate)."""
+    """Code to judge for one task. `label` says where it came from (method, round, candidate).
+    `expert`: the code is kbx's own expert kernel (method=reference, the benchmarks), which may use
+    kbx.experts, the Triton pieces experts share; any other code that reaches for them is
+    `borrowed_answer` (kbx.sandbox.answers). Never set for code from a model or a user."""
 
     task: TaskInfo
     code: str
     label: str = ""
+    expert: bool = False
 
 
 class Evaluates(Protocol):

@@ -61,6 +61,14 @@ def load_profiles() -> dict[str, Hardware]:
             if p.stem != "auto"}  # fmt: skip
 
 
+def profile_for(gpu_name: str) -> Hardware | None:
+    """The named profile whose `nvml_match` is in an NVML GPU name (as `auto` picks it); None for none."""
+    for profile in load_profiles().values():
+        if profile.nvml_match and profile.nvml_match.lower() in gpu_name.lower():
+            return dataclasses.replace(profile, gpu_name=gpu_name)
+    return None
+
+
 def eval_defaults(hardware: Hardware) -> dict:
     """The evaluator's defaults (`eval_defaults` of conf/hardware/*.yaml) for the hardware judging: the
     CPU's where evaluation runs on the CPU (a forced GPU label without a GPU too), the profile's for a

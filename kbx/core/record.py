@@ -41,6 +41,9 @@ class Status(str, enum.Enum):
     WRONG_TYPE = "wrong_type"
     TIMING_SUSPECT = "timing_suspect"  # correct, with a speedup too large to trust unreviewed
     HIDDEN_WORK = "hidden_work"  # its timing was not its work alone: threads, streams or processes of its own
+    # It reached for kbx's own answers (an expert kernel, kbx.experts, methods' code; kbx.sandbox.answers)
+    BORROWED_ANSWER = "borrowed_answer"
+    REPLAYED_RESULT = "replayed_result"  # inputs it had seen were answered from memory, not computed
     UNSUPPORTED_ON_CPU = "unsupported_on_cpu"
     REFERENCE_ERROR = "reference_error"
     HARNESS_ERROR = "harness_error"  # kbx's own machinery failed (judge, worker set-up, sandbox): no verdict
@@ -111,6 +114,9 @@ class ShapeTiming:
     speedup: float
     tflops: float
     gbps: float
+    # The most this device can do at this shape (kbx.core.roofline); NaN where its profile has no peaks
+    tflops_limit: float = NAN
+    gbps_limit: float = NAN
     baseline_reps: int = 0
     budget_cut: bool = False  # a side's repetitions stopped at the timing budget, before the RSE target
     shared: bool = False  # one call outlasted the exclusive budget: timed once while sharing the GPU (slower)
@@ -120,6 +126,7 @@ class ShapeTiming:
     quiet_wait_ms: float = 0.0
     warmup_ms: float = 0.0
     energy_ms: float = 0.0
+    refresh_ms: float = 0.0  # giving every repetition fresh inputs (outside its events), both sides summed
     contaminated_reps: int = 0  # repetitions not counted: another context's work shared the GPU
     first_call_ms: float = NAN  # includes JIT compilation and autotuning
     estimate_calls: int = 0  # calls that estimated one call's time: more than 1 when a freeze fell inside one
@@ -127,6 +134,7 @@ class ShapeTiming:
     # every repetition: such a call's time is the host's launch rate (it follows the host's load), not the GPU's.
     launch_ms: float = NAN
     host_bound: bool = False
+    launches_per_call: float = NAN  # Triton launches of one call (its estimating calls', averaged; NaN: not counted)
     telemetry: str = ""  # why telemetry is missing, "" when present
     energy_per_call_mj: float = NAN
     power_w: float = NAN
@@ -184,6 +192,13 @@ class EvalRecord:
     gpu_index: int = -1  # the physical GPU (NVML index) it was judged and timed on; -1 on a CPU
     gpu_uuid: str = ""  # ...and that GPU's UUID, which no renumbering changes
     sandbox: str = ""  # the isolation the candidate ran under: "namespaces" or "none" (kbx.sandbox.namespaces)
+    # What judged it (kbx.core.provenance): kbx's commit ("kbx VERSION" outside a checkout), torch, triton, and on a
+    # GPU its NVIDIA driver and the CUDA runtime torch ships ("" on a CPU, or where no GPU judged the attempt)
+    kbx_commit: str = ""
+    torch_version: str = ""
+    triton_version: str = ""
+    nvidia_driver_version: str = ""
+    cuda_runtime_version: str = ""
     harness_retries: int = 0  # attempts redone after a failure of kbx's own machinery
     harness_failures: tuple[str, ...] = ()  # why each redone try was kbx's failure, in order (one line each)
 

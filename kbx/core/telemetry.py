@@ -32,6 +32,17 @@ class Snapshot:
     memory_used_mb: float = 0.0
 
 
+@dataclasses.dataclass(frozen=True)
+class ProcessSample:
+    """One of NVML's per-process utilisation samples: a process's share of the last sample period (1/6 s to
+    1 s) with a kernel running (sm_pct) or memory moving (mem_pct); `pid` as the driver reports it."""
+
+    pid: int
+    time_us: float  # the sample's CPU timestamp, microseconds since the epoch (time.time() * 1e6)
+    sm_pct: float
+    mem_pct: float
+
+
 class Telemetry:
     """Opens NVML once for one physical GPU index; `snapshot()` reads the counters."""
 
@@ -74,6 +85,10 @@ class Telemetry:
         """The GPU's name, e.g. "NVIDIA H100 80GB HBM3" ("" when NVML cannot say)."""
         return self._text(self.nvml.nvmlDeviceGetName if self.handle is not None else None)
 
+    def driver_version(self) -> str:
+        """The NVIDIA driver's version, e.g. "550.54.15" ("" when NVML cannot say)."""
+        return self._text(lambda _: self.nvml.nvmlSystemGetDriverVersion()) if self.handle is not None else ""
+
     def _text(self, query) -> str:
         if query is None:
             return ""
@@ -102,6 +117,17 @@ class Telemetry:
             return float(self.nvml.nvmlDeviceGetUtilizationRates(self.handle).gpu)
         except Exception:  # NVMLError
             return -1.0
+
+    def process_samples(self, since_us: float) -> list[ProcessSample]:
+        """NVML's per-process utilisation samples taken after `since_us`; none where NVML cannot say (no
+        GPU, an old driver, no sample yet: NVML then answers with an error, never an empty list)."""
+        if self.handle is None:
+            return []
+        try:
+            samples = self.nvml.nvmlDeviceGetProcessUtilization(self.handle, int(since_us))
+        except Exception:  # NVMLError
+            return []
+        return [ProcessSample(int(s.pid), float(s.timeStamp), float(s.smUtil), float(s.memUtil)) for s in samples]
 
     def total_memory_bytes(self) -> int:
         """The device's memory, or 0 when NVML cannot say."""

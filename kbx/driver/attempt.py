@@ -23,8 +23,10 @@ from typing import Protocol
 
 from kbx.contract import timing_policy
 from kbx.contract.attempt import Attempt
+from kbx.core.hardware import Hardware
 from kbx.core.record import OUTPUT_TAIL_CHARS, VERDICT_FIELDS, EvalRecord, Mismatch, Status, truncate
 from kbx.core.secrets import redact
+from kbx.driver import hogs
 from kbx.driver.processes import JudgeClient, JudgePool, ZygoteClient
 from kbx.driver.scheduler import ALL_MEMORY, FreezeFailed, GpuScheduler, Window
 from kbx.driver.settings import EvalSettings
@@ -45,6 +47,9 @@ CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, s
 EXIT_GRACE_S = 10.0  # how long a finished worker may take to exit before it is killed
 WINDOW_SLACK_S = 1.0  # beyond a window's planned length (quiet wait, budget, one call) before its owner is killed
 MAX_HARNESS_RETRIES = 2  # an attempt hit by a failure of kbx's own machinery is redone this often
+THREAD_NAME_CHARS = 80  # of a thread name a worker reports
+EVICTION_WAIT_S = 60.0  # for the hunt that ended a worker to decide its verdict (it takes a few quiet waits)
+PATROL_EVERY_S = 20.0  # a worker running candidate code this long unfrozen opens a window to see that the GPU drains
 
 
 
@@ -63,10 +68,17 @@ class AttemptHost(Protocol):
     gpu: GpuScheduler
     baselines: dict[tuple, dict]  # (task, version, shape) -> the reference's timing row, per run
     active: dict[str, tuple[str, str, float]]  # job -> (task, phase, since)
+    profile: Hardware | None  # the timing GPU's hardware profile: the limits no shape passes (None: unknown)
+    worker_states: dict[str, hogs.WorkerState]  # job -> what tells its background GPU work from a call's
+    evictions: dict[str, hogs.Eviction]  # job -> how kbx ended it (kbx.driver.hogs), until its attempt reads it
 
     def memory_need(self, task: TaskInfo) -> int: ...
 
     def hand_window_to(self, owner: str) -> None: ...
+
+    def timer_quiet(self) -> bool: ...
+
+    def hunt_gpu_hog(self, since_us: float) -> bool: ...
 
     def seeds_for(self, task: TaskInfo) -> dict[str, list[int]]: ...
 
@@ -74,6 +86,11 @@ class AttemptHost(Protocol):
 class _HarnessFailure(Exception):
     """kbx's own machinery failed during an attempt (worker pool, worker set-up, judge): the
     attempt is redone, and never charged to the candidate."""
+
+
+class _Ended(Exception):
+    """kbx ended this attempt's worker in its own window, its GPU work being what would not drain
+    (kbx.driver.hogs): the attempt's eviction says what follows."""
 
 
 class AttemptRun:
@@ -91,12 +108,21 @@ class AttemptRun:
 
     def execute(self) -> EvalRecord:
         """The attempt, redone (in a fresh worker) while kbx's own machinery is what failed, and once
-        with the device's memory to itself if it ran out of memory beside other attempts."""
+        with the device's memory to itself if it ran out of memory beside other attempts. An attempt kbx
+        ended because its GPU work would not drain (kbx.driver.hogs) is charged or redone as the hunt decided."""
         while True:
             self._new_try()
             try:
-                record = self._try()
-            except _HarnessFailure as failure:
+                record, failure = self._borrowed(self._try()), None
+            except (_HarnessFailure, _Ended) as exc:
+                record, failure = None, exc
+            eviction = self.ev.evictions.pop(self.job_id, None)
+            if eviction is not None:
+                eviction.decided.wait(EVICTION_WAIT_S)
+                if eviction.charged:
+                    return self._record(Status.HIDDEN_WORK, {}, reason=eviction.reason)
+                record, failure = None, _HarnessFailure(eviction.reason or "ended by kbx while its window was hunted")
+            if record is None:
                 if self.retries >= MAX_HARNESS_RETRIES:
                     return self._record(Status.HARNESS_ERROR, {}, reason=f"kbx's own machinery failed "
                                         f"{self.retries + 1} times, the last: {failure}")  # fmt: skip
@@ -111,6 +137,14 @@ class AttemptRun:
             self.alone = True  # the others' memory may be what ran out: only alone is it the candidate's
             self.redone_s = time.perf_counter() - self.started
 
+    def _borrowed(self, record: EvalRecord) -> EvalRecord:
+        """The try's record, or `borrowed_answer` if the candidate reached for kbx's own answers at any
+        point (its worker's Event.BORROWED, read by the time the try ends): whatever came of it after,
+        its verdict is on kbx's work, not its own."""
+        if not self.borrowed:
+            return record
+        return dataclasses.replace(record, status=Status.BORROWED_ANSWER, reason=redact(self.borrowed))
+
     def _memory_need(self) -> int:
         """Bytes of device memory this try reserves (kbx.driver.memory): all of it when alone."""
         return ALL_MEMORY if self.alone else self.ev.memory_need(self.task)
@@ -123,6 +157,7 @@ class AttemptRun:
                         "max_window_s": 0.0}  # see EvalRecord; fmt: skip
         self.exited = False
         self.candidate_ran = False  # the worker said it is about to import the candidate (Event.CANDIDATE)
+        self.borrowed = ""  # what the candidate reached for of kbx's own answers (Event.BORROWED), if anything
         self.sandbox_s = 0.0
         self.frozen_mark = self.ev.gpu.frozen_since(0.0)
 
@@ -138,9 +173,10 @@ class AttemptRun:
             "cases": list(seeds), "seeds": seeds, "ghost_seed": ev.ghost_seed,
             "timing": dataclasses.asdict(s.timing) if timing else None,
             "memory_limit_bytes": 0 if s.on_gpu else int(s.memory_limit_gb * 2**30),
-            "sandbox": s.sandbox, "task_digest": self.task.digest,
+            "sandbox": s.sandbox, "task_digest": self.task.digest, "expert": self.attempt.expert,
         }  # fmt: skip
         starting = time.perf_counter()
+        ev.worker_states[self.job_id] = hogs.WorkerState()
         self.events = ev.zygote.spawn(job)
         try:
             self._phase("waiting to check")
@@ -167,10 +203,10 @@ class AttemptRun:
     def _timed(self, checked: dict, fields: dict) -> EvalRecord:
         """Each perf shape: the worker prepares it (GPU shared), the baseline is made ready, then the
         worker measures it in an exclusive window."""
-        ev, s = self.ev, self.ev.settings
+        s = self.ev.settings
         started = time.perf_counter()
         self._phase("preparing a timing")
-        ev.zygote.send(self.job_id, Command.TIME)
+        self._command(Command.TIME)
         baselines: dict[str, dict] = {}
         busy: dict[str, str] = {}  # shape -> the GPU was not quiet while the owner alone could use it
         while True:
@@ -212,9 +248,11 @@ class AttemptRun:
         if recheck["status"] != Status.OK.value:
             fields["mismatch"] = _mismatch(recheck["mismatch"])
             return self._record(Status(recheck["status"]), checked, reason=recheck["reason"], **fields)
-        combined = timing_policy.combine(self.task, timed["rows"], baselines)
+        combined = timing_policy.combine(self.task, timed["rows"], baselines, self.ev.profile)
+        replayed = next((f"shape {r['shape']}: {r['replayed']}" for r in timed["rows"] if r.get("replayed")), "")
         return self._record(
-            combined.status, checked, reason=combined.reason, timed=True, speedup=combined.speedup,
+            Status.REPLAYED_RESULT if replayed else combined.status, checked, reason=replayed or combined.reason,
+            timed=True, speedup=combined.speedup,
             shapes=tuple(combined.rows), runtime_ms=math.fsum(r.kernel_ms_median for r in combined.rows),
             baseline_ms=math.fsum(r.baseline_ms_median for r in combined.rows), **fields,
         )  # fmt: skip
@@ -229,19 +267,15 @@ class AttemptRun:
         self._phase(f"waiting for the timer ({shape})")
         with ev.timer_lock:
             if key in ev.baselines:
-                return ev.baselines[key], self._window(shape, estimate_ms, before=self._quiet_probe)
+                return ev.baselines[key], self._window(shape, estimate_ms, before=self._settled)
             started = time.perf_counter()
             self._phase(f"baseline ({shape})")
-            prepared = ev.timer.request({"op": JudgeOp.BASELINE_PREPARE, "task": self.task.id, "digest": self.task.digest,
-                                         "shape": shape, "timing": dataclasses.asdict(ev.settings.timing)},
-                                        ev.settings.judge_timeout_s)  # fmt: skip
+            prepared = self._timer_baseline(JudgeOp.BASELINE_PREPARE, shape, estimate_ms, frozen_counts=True)
             if "error" in prepared:
                 raise _HarnessFailure(f"reference timing failed: {prepared['error']}")
 
             def baseline() -> dict:
-                return ev.timer.request({"op": JudgeOp.BASELINE_MEASURE, "task": self.task.id, "shape": shape,
-                                         "energy": False}, self._window_limit_s(prepared["estimate_ms"]),
-                                        frozen_counts=False)  # fmt: skip
+                return self._baseline_settled(shape, prepared["estimate_ms"])
 
             reply: dict = {}
             measured = self._window(shape, estimate_ms, before=lambda: reply.update(baseline()))
@@ -258,28 +292,72 @@ class AttemptRun:
 
     def _window(self, shape: str, estimate_ms, before) -> dict:
         """Let the worker measure `shape` with the GPU to itself: the window opens with only the
-        timer running, which first (`before`) measures the baseline or checks that the GPU is
-        quiet, then hands the GPU to the worker. Its "measured" event, or how it ended."""
+        timer running, which first (`before`) waits for the GPU to go quiet and measures the baseline if
+        it is not known yet, then hands the GPU to the worker. Its "measured" event, or how it ended."""
         self._phase(f"waiting for a window ({shape})")
         waiting = time.perf_counter()
         with self._exclusive(owner=self.job_id):
             self.stage_s["gpu_wait_s"] += time.perf_counter() - waiting
             self._phase(f"timer alone ({shape})")
             before()
+            if self.job_id in self.ev.evictions:
+                raise _Ended()
             self.ev.hand_window_to(self.job_id)
             self._phase(f"timed alone ({shape})")
-            self.ev.zygote.send(self.job_id, Command.MEASURE)
+            self._command(Command.MEASURE)
             return self._wait(Event.MEASURED, self._window_limit_s(estimate_ms), frozen_counts=False)
 
-    def _quiet_probe(self) -> None:
-        """In a window, before the owner continues: the timer waits for the GPU to go quiet (work
-        that frozen processes had queued drains); if it does not, the GPU is another's and the
-        attempt is redone."""
-        timing = self.ev.settings.timing
-        reply = self.ev.timer.request({"op": JudgeOp.QUIET, "timing": dataclasses.asdict(timing)},
-                                      timing.quiet_wait_s + WINDOW_SLACK_S, frozen_counts=False)
-        if not reply.get("quiet"):
-            raise _HarnessFailure(reply.get("error") or "the GPU did not go quiet for a timing window")
+    def _settled(self) -> None:
+        """A window's first step where the baseline is known: the GPU quiet (`_settle`), or the attempt redone."""
+        if not self._settle():
+            raise _HarnessFailure("the GPU did not go quiet for a timing window")
+
+    def _baseline_settled(self, shape: str, estimate_ms: float) -> dict:
+        """A window's first step where the baseline is measured: the timer's reply. Its measuring first waits
+        for the GPU to go quiet; where it did not, the attempt whose work keeps running is found and ended
+        (kbx.driver.hogs), and the baseline is prepared and measured again."""
+        hunt_from_us = time.time() * 1e6 + hogs.SETTLE_S * 1e6
+        reply = self._timer_baseline(JudgeOp.BASELINE_MEASURE, shape, estimate_ms)
+        if "error" in reply or (reply.get("row") or {}).get("quiet", True) or not self.ev.hunt_gpu_hog(hunt_from_us):
+            return reply
+        again = self._timer_baseline(JudgeOp.BASELINE_PREPARE, shape, estimate_ms)
+        return again if "error" in again else self._timer_baseline(JudgeOp.BASELINE_MEASURE, shape, again["estimate_ms"])
+
+    def _timer_baseline(self, op: str, shape: str, estimate_ms: float, frozen_counts: bool = False) -> dict:
+        """The timer's reply to preparing (shared, or again in a window) or measuring the baseline at `shape`."""
+        ev = self.ev
+        if op == JudgeOp.BASELINE_PREPARE:
+            request = {"op": op, "task": self.task.id, "digest": self.task.digest, "shape": shape,
+                       "timing": dataclasses.asdict(ev.settings.timing)}  # fmt: skip
+            return ev.timer.request(request, ev.settings.judge_timeout_s, frozen_counts=frozen_counts)
+        request = {"op": op, "task": self.task.id, "shape": shape, "energy": False}
+        return ev.timer.request(request, self._window_limit_s(estimate_ms), frozen_counts=frozen_counts)
+
+    def _settle(self) -> bool:
+        """In a window, before anyone continues: whether the GPU went quiet. The timer waits for the work
+        frozen processes had queued to drain; where it does not, the attempt whose work keeps running is
+        found and ended (kbx.driver.hogs), and the timer is asked again."""
+        hunt_from_us = time.time() * 1e6 + hogs.SETTLE_S * 1e6
+        if self.ev.timer_quiet():
+            return True
+        return self.ev.hunt_gpu_hog(hunt_from_us)
+
+    def _patrol(self) -> None:
+        """Open a window only to see that the GPU goes quiet, ending the attempt whose work keeps it busy:
+        a candidate whose own background work stalls its calls waits for no one else's window."""
+        phase = self.ev.active.get(self.job_id)
+        self._phase("patrol: does the GPU go quiet?")
+        with self._exclusive(owner=""):
+            self._settle()
+        if phase is not None:
+            self.ev.active[self.job_id] = phase
+
+    def _command(self, command: str) -> None:
+        """Send the worker a command: from now on it runs calls again (`WorkerState.idle`)."""
+        state = self.ev.worker_states.get(self.job_id)
+        if state is not None:
+            state.idle = False
+        self.ev.zygote.send(self.job_id, command)
 
     @contextlib.contextmanager
     def _exclusive(self, owner: str = ""):
@@ -342,36 +420,55 @@ class AttemptRun:
 
     def _wait(self, wanted: str | tuple[str, ...], timeout_s: float, frozen_counts: bool = True) -> dict:
         """The worker's next `wanted` event, or its end; time it spent frozen for others' windows
-        does not count against `timeout_s` (`frozen_counts=False` inside its own window). Raises
+        does not count against `timeout_s` (`frozen_counts=False` inside its own window). While it runs
+        candidate code (checking, preparing) it patrols every PATROL_EVERY_S (`_patrol`). Raises
         _HarnessFailure when the worker pool died, or the worker failed before it began importing
         the candidate (kbx.sandbox.child.CANDIDATE): making the task's inputs is kbx's work."""
         wanted = (wanted,) if isinstance(wanted, str) else wanted
         gpu = self.ev.gpu
         started, frozen_mark = time.monotonic(), gpu.frozen_since(0.0)
+        patrols = frozen_counts and self.ev.settings.on_gpu and bool({Event.CHECKED, Event.PREPARED} & set(wanted))
+        patrolled_s = 0.0
         while True:
             frozen = gpu.frozen_since(frozen_mark) if frozen_counts else 0.0
-            remaining = timeout_s - (time.monotonic() - started - frozen)
-            if remaining <= 0:
+            ran_s = time.monotonic() - started - frozen
+            if ran_s >= timeout_s:
                 self.ev.zygote.kill(self.job_id)
                 return {"event": Event.TIMEOUT}
+            if patrols and ran_s - patrolled_s >= PATROL_EVERY_S:
+                patrolled_s = ran_s
+                self._patrol()
             try:
-                msg = self.events.get(timeout=min(remaining, 1.0))
+                msg = self.events.get(timeout=min(timeout_s - ran_s, 1.0))
             except queue.Empty:
                 continue
-            event = msg["event"]
-            if event in (Event.EXIT, Event.ZYGOTE_DIED):
-                self.exited = True
-            if event == Event.READY:
-                self.sandbox_s = float(msg.get("sandbox_s", 0.0))
-            elif event == Event.CANDIDATE:
-                self.candidate_ran = True
-            elif event == Event.ZYGOTE_DIED:
-                raise _HarnessFailure("the worker pool died (it restarts for the next try)")
-            elif not self.candidate_ran and event in (Event.HARNESS_ERROR, Event.EXIT):
-                why = msg.get("message") or f"exit code {msg.get('code')}, signal {msg.get('signal')}"
-                raise _HarnessFailure(f"the worker failed while setting up, before any candidate code ran: {why}")
-            elif event in (*wanted, Event.EXIT, Event.GARBLED):
+            if self._note(msg, wanted):
                 return msg
+
+    def _note(self, msg: dict, wanted: tuple[str, ...]) -> bool:
+        """Take note of a worker's event; whether `_wait` returns it. Raises _HarnessFailure as `_wait` says."""
+        event = msg["event"]
+        state = self.ev.worker_states.get(self.job_id)
+        self._note_borrowed(msg)
+        if event in (Event.EXIT, Event.ZYGOTE_DIED):
+            self.exited = True
+        if event == Event.READY:
+            self.sandbox_s = float(msg.get("sandbox_s", 0.0))
+        elif event == Event.CANDIDATE:
+            self.candidate_ran = True
+        elif event == Event.THREADS and state is not None:
+            names = msg.get("names") if isinstance(msg.get("names"), list) else []
+            state.threads = tuple(str(name)[:THREAD_NAME_CHARS] for name in names[:hogs.EVIDENCE_THREADS])
+        elif event == Event.ZYGOTE_DIED:
+            raise _HarnessFailure("the worker pool died (it restarts for the next try)")
+        elif not self.candidate_ran and event in (Event.HARNESS_ERROR, Event.EXIT):
+            why = msg.get("message") or f"exit code {msg.get('code')}, signal {msg.get('signal')}"
+            raise _HarnessFailure(f"the worker failed while setting up, before any candidate code ran: {why}")
+        elif event in (*wanted, Event.EXIT, Event.GARBLED):
+            if state is not None and event in (Event.CHECKED, Event.PREPARED):
+                state.idle = True  # it synchronised every call and waits for a command
+            return True
+        return False
 
     def _failed_worker(self, msg: dict, timeout_s: float, during: str = "checking") -> EvalRecord:
         event = msg["event"]
@@ -403,6 +500,7 @@ class AttemptRun:
         ev.gpu.release(self.job_id)
         ev.zygote.forget(self.job_id)
         ev.active.pop(self.job_id, None)
+        ev.worker_states.pop(self.job_id, None)
         if not ev.settings.keep_jobs:
             shutil.rmtree(self.job_dir, ignore_errors=True)
 
@@ -422,9 +520,15 @@ class AttemptRun:
                 killed, deadline = True, time.monotonic() + EXIT_GRACE_S
                 continue
             try:
-                self.exited = self.events.get(timeout=remaining)["event"] in (Event.EXIT, Event.ZYGOTE_DIED)
+                msg = self.events.get(timeout=remaining)
             except queue.Empty:
                 continue
+            self._note_borrowed(msg)
+            self.exited = msg["event"] in (Event.EXIT, Event.ZYGOTE_DIED)
+
+    def _note_borrowed(self, msg: dict) -> None:
+        if msg["event"] == Event.BORROWED and not self.borrowed:
+            self.borrowed = str(msg.get("reason", "")) or "reached for kbx's own answers"
 
     def _phase(self, name: str) -> None:
         self.ev.active[self.job_id] = (self.task.id, name, time.monotonic())
@@ -474,5 +578,17 @@ def tail(path: Path, chars: int) -> str:
 
 
 def _first_line(text: str) -> str:
+    """The message's first line, as a record's one-line reason (at most 300 characters). A Python
+    traceback in it gives way to the exception it ends with, so "judge failed: Traceback ...
+    ValueError: bad shape" reads "judge failed: ValueError: bad shape", not the traceback's header."""
+    head = "Traceback (most recent call last):"
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
+    if not lines:
+        return ""
+    first = lines[0]
+    if head in first:
+        frames = [i for i, line in enumerate(lines) if line[:1].isspace()]  # "  File ...", "    code"
+        after = frames[-1] + 1 if frames else 1
+        raised = lines[after] if after < len(lines) else lines[-1]
+        first = first.replace(head, raised).strip()
+    return first[:300]

@@ -21,19 +21,21 @@ import time
 from collections.abc import Callable, Sequence
 
 from kbx.contract.attempt import Attempt
+from kbx.core import provenance
+from kbx.core.hardware import profile_for
 from kbx.core.record import EvalRecord, Status
 from kbx.core.secrets import protect_process
 from kbx.core.source import check_syntax
 from kbx.core.telemetry import Telemetry
-from kbx.driver import workdirs
-from kbx.driver.attempt import AttemptRun, tail
+from kbx.driver import hogs, workdirs
+from kbx.driver.attempt import WINDOW_SLACK_S, AttemptRun, tail
 from kbx.driver.costs import AttemptCosts
 from kbx.driver.isolation import require_sandbox
 from kbx.driver.memory import PeakTable, load_peaks
 from kbx.driver.processes import JudgeClient, JudgePool, ZygoteClient, close_all
 from kbx.driver.scheduler import FreezeFailed, GpuScheduler
 from kbx.driver.settings import EvalSettings
-from kbx.protocol import SANDBOX_ENV, STDERR_FILE
+from kbx.protocol import SANDBOX_ENV, STDERR_FILE, JudgeOp
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, TaskInfo
 
@@ -116,7 +118,11 @@ class Evaluator:
         self.judges = JudgePool(env, self.workdir, judges)
         self.timer = JudgeClient(env, self.workdir / "timer.log")  # baselines, so verdicts never wait on them
         meter = Telemetry(s.gpu_index) if s.on_gpu else None
+        self.meter = meter  # NVML: per-process utilisation names a process whose GPU work will not drain
         self.gpu_identity = {"gpu_index": s.gpu_index, "gpu_uuid": meter.uuid()} if meter else {}  # in every record
+        self.provenance = provenance.collect(s.gpu_index if s.on_gpu else None)  # in every record too
+        # The peaks of the GPU that times (its NVML name, whatever the run's label): what no shape can pass
+        self.profile = profile_for(meter.name()) if meter else None
         self.costs = AttemptCosts((meter.name() or "cuda") if meter else "cpu")
         self.peaks = load_peaks(meter.name()) if meter else PeakTable()
         borrowed = meter and self.peaks.measured_on and self.peaks.measured_on != meter.name()
@@ -132,6 +138,8 @@ class Evaluator:
         # over all of them never exceed `workers`.
         self.slots = threading.BoundedSemaphore(max(1, s.workers))
         self.active: dict[str, tuple[str, str, float]] = {}  # job -> (task, phase, since): see `in_flight`
+        self.worker_states: dict[str, hogs.WorkerState] = {}  # job -> what tells its background GPU work from a call's
+        self.evictions: dict[str, hogs.Eviction] = {}  # job -> how kbx ended it, until its attempt reads it
 
     def _memory_capacity(self, meter: Telemetry | None) -> int:
         """Device memory the attempts' reservations may take (kbx.driver.memory): the card's, less the
@@ -196,6 +204,29 @@ class Evaluator:
         self.timer.stop()
         self.zygote.release(owner)
 
+    def timer_quiet(self) -> bool:
+        """In a window: whether the timer finds the GPU quiet within the quiet wait (kbx.sandbox.judge, QUIET)."""
+        timing = self.settings.timing
+        reply = self.timer.request({"op": JudgeOp.QUIET, "timing": dataclasses.asdict(timing)},
+                                   timing.quiet_wait_s + WINDOW_SLACK_S, frozen_counts=False)  # fmt: skip
+        return bool(reply.get("quiet"))
+
+    def hunt_gpu_hog(self, since_us: float) -> bool:
+        """In a window whose GPU did not go quiet: find and end the attempt whose GPU work keeps running
+        (kbx.driver.hogs), from NVML's samples after `since_us`; whether the GPU is quiet now."""
+        trees = self.zygote.process_trees()
+        suspects = [hogs.Suspect(job, tuple(pids), self.worker_states.get(job) or hogs.WorkerState())
+                    for job, pids in trees.items() if pids]  # fmt: skip
+        trusted = {os.getpid(), self.zygote.pid(), *(c.proc.pid for c in [*self.judges.clients, self.timer] if c.proc)}
+        samples = self.meter.process_samples(since_us) if self.meter else []
+
+        def end(eviction: hogs.Eviction) -> None:
+            self.evictions[eviction.job] = eviction  # before the kill: its attempt reads it when the worker dies
+            self.zygote.kill(eviction.job)
+
+        _, quiet = hogs.hunt(suspects, samples, since_us, trusted, hogs.Seams(end, self.timer_quiet))
+        return quiet
+
     def progress(self) -> str:
         """One line: attempts per stage, and how long the GPU has been held alone so far."""
         stages: dict[str, int] = {}
@@ -251,7 +282,8 @@ class Evaluator:
     def _evaluate_one(self, attempt: Attempt) -> EvalRecord:
         task = attempt.task
         base = {"task": task.id, "task_version": task.spec.version, "label": attempt.label,
-                "device": self.settings.device, "sandbox": self.settings.sandbox, **self.gpu_identity}  # fmt: skip
+                "device": self.settings.device, "sandbox": self.settings.sandbox, **self.gpu_identity,
+                **self.provenance}  # fmt: skip
         if not attempt.code.strip():
             return EvalRecord(status=Status.NO_CODE, reason="no code was produced", **base)
         syntax = check_syntax(attempt.code)

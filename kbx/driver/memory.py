@@ -2,7 +2,7 @@
 
 Each task's peak (its inputs, the reference's output and working memory: the largest over its
 correctness cases and perf shapes) is measured once per GPU model, on that GPU, by `python -m
-kbx.tasks memory`, into PEAKS_PATH, with the memory one process's CUDA context takes there. An
+kbx.quality memory`, into PEAKS_PATH, with the memory one process's CUDA context takes there. An
 attempt reserves its worker's context plus SIDES times the task's peak: the worker's copy (inputs,
 the candidate's output and work) and its judge's (the same inputs, the reference). The scheduler
 (kbx.driver.scheduler) starts an attempt only while the reservations of those in flight leave room

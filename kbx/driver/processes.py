@@ -86,7 +86,9 @@ class ZygoteClient(_WorkerProcess):
         super().__init__(env_extra, log_path)
         self.queues: dict[str, queue.Queue] = {}
         self.frozen: queue.Queue = queue.Queue()  # the zygote's answers to "freeze"
+        self.trees: queue.Queue = queue.Queue()  # ...and to "trees"
         self.freezes = 0
+        self.requests = 0  # "trees" requests, for their tokens
         self.signalled: set[str] = set()  # jobs kbx has signalled (stack dumps), until forgotten
 
     def _started(self, proc: subprocess.Popen) -> None:
@@ -98,8 +100,8 @@ class ZygoteClient(_WorkerProcess):
                 msg = json.loads(line)
             except ValueError:
                 continue
-            if msg.get("event") == Event.FROZEN:
-                self.frozen.put(msg)
+            if msg.get("id") == "" and msg.get("event") in (Event.FROZEN, Event.TREES):  # the zygote's own, never a
+                (self.frozen if msg["event"] == Event.FROZEN else self.trees).put(msg)  # child's (relayed with its id)
                 continue
             q = self.queues.get(msg.get("id"))
             if q is not None:
@@ -148,6 +150,27 @@ class ZygoteClient(_WorkerProcess):
             except queue.Empty:
                 break
         return False
+
+    def process_trees(self) -> dict[str, list[int]]:
+        """Every child's process tree (job id -> pids as the zygote sees them, the worker first), in the order
+        the children were spawned; {} when the zygote does not answer within FREEZE_TIMEOUT_S."""
+        if self.proc is None:
+            return {}
+        self.requests += 1
+        self._send({"op": ZygoteOp.TREES, "token": self.requests})
+        deadline = time.monotonic() + FREEZE_TIMEOUT_S
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                reply = self.trees.get(timeout=remaining)
+            except queue.Empty:
+                break
+            if reply.get("token") == self.requests:
+                return {str(job): [int(p) for p in pids] for job, pids in reply.get("trees", {}).items()}
+        return {}
+
+    def pid(self) -> int:
+        """The zygote's own pid (0 before it starts)."""
+        return self.proc.pid if self.proc is not None else 0
 
     def release(self, job_id: str) -> None:
         """Continue that job's worker process, its descendants still stopped, after a freeze that

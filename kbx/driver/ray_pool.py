@@ -2,7 +2,7 @@
 
 Each actor builds its own Evaluator on its node, so candidate code runs exactly as it does locally:
 in workers forked by that Evaluator's zygote, never in the actor, the driver or any reused process.
-The driver only sends (task id, code, label) and gets an EvalRecord back: a TaskInfo holds functions
+The driver only sends (task id, code, label, expert) and gets an EvalRecord back: a TaskInfo holds functions
 loaded from task files by path, which need not pickle, so each actor resolves task ids from its own
 registry, checked at start to hold the same tasks at the same versions as the driver's.
 
@@ -94,8 +94,8 @@ class EvaluatorActor:
                 "host_share": s.host_share,
                 "tasks": {task_id: t.spec.version for task_id, t in self.tasks.items()}}  # fmt: skip
 
-    def evaluate(self, task_id: str, code: str, label: str) -> EvalRecord:
-        record = self.ev.evaluate_one(Attempt(self.tasks[task_id], code, label))
+    def evaluate(self, task_id: str, code: str, label: str, expert: bool = False) -> EvalRecord:
+        record = self.ev.evaluate_one(Attempt(self.tasks[task_id], code, label, expert))
         with self.lock:
             self.judged += 1
         return record
@@ -260,7 +260,8 @@ class RayEvaluatorPool:
         while True:
             member = self._acquire(attempt)
             try:
-                return ray.get(member.handle.evaluate.remote(attempt.task.id, attempt.code, attempt.label))
+                remote = member.handle.evaluate.remote
+                return ray.get(remote(attempt.task.id, attempt.code, attempt.label, attempt.expert))
             except lost as exc:
                 self._lost(member, attempt, exc)
             finally:

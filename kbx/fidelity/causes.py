@@ -1,8 +1,8 @@
 """Why kbx and upstream disagree on a corpus line, where the evidence is mechanical.
 
 Each rule reads only what the records hold (kbx's status, the case that failed, the task's
-declared dtypes, tolerance and checks, the line's code) and names an upstream defect
-(notes/upstream-kernelbenchx.md), a rule of kbx's, or nothing: then the cause is UNEXPLAINED and
+declared dtypes, tolerance and checks, the line's code) and names an upstream defect (each
+Cause's explanation says what upstream does), a rule of kbx's, or nothing: then the cause is UNEXPLAINED and
 the row carries the mismatch figures for a person to trace.
 """
 

@@ -37,17 +37,13 @@ def llm_settings_hash(cfg: DictConfig) -> str:
 
 
 def build_llm(cfg: DictConfig, root: Path):
-    """The LLM client from the `llm` group; a relative cache_dir is taken from `root`."""
+    """The LLM client from the `llm` group (its values checked by kbx.job.schema); a relative cache_dir
+    is taken from `root`."""
     from kbx.llm import LLMClient, LLMSettings
     from kbx.llm.budget import JobBudget
     from kbx.llm.keys import api_key
 
     c = OmegaConf.to_container(cfg.llm, resolve=True)
-    for key in ("concurrency", "retries", "rate_limit_retries", "max_tokens"):
-        if not isinstance(c[key], int) or isinstance(c[key], bool) or c[key] < 0:
-            raise ConfigError(f"llm.{key} must be a non-negative integer, got {c[key]!r}")
-    for key in ("price_in_usd_per_mtok", "price_out_usd_per_mtok"):
-        _non_negative_number(f"llm.{key}", c[key])
     cache_dir = Path(str(c["cache_dir"]))
     settings = LLMSettings(
         model=str(c["model"] or ""), api_base=str(c["api_base"] or ""), api_key=api_key(c),
@@ -69,17 +65,7 @@ def job_caps(cfg: DictConfig):
     """budget.max_cost_usd and budget.max_total_tokens: the whole job's caps (0: none)."""
     from kbx.llm.budget import JobCaps
 
-    b = cfg.budget
-    cost, tokens = b.get("max_cost_usd", 0), b.get("max_total_tokens", 0)
-    _non_negative_number("budget.max_cost_usd", cost)
-    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
-        raise ConfigError(f"budget.max_total_tokens must be a non-negative integer (0: no cap), got {tokens!r}")
-    return JobCaps(max_cost_usd=float(cost), max_tokens=int(tokens))
-
-
-def _non_negative_number(name: str, value) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
-        raise ConfigError(f"{name} must be a non-negative number, got {value!r}")
+    return JobCaps(max_cost_usd=float(cfg.budget.max_cost_usd), max_tokens=int(cfg.budget.max_total_tokens))
 
 
 def llm_totals(results) -> dict[str, float]:

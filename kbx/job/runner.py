@@ -1,7 +1,8 @@
 """One Hydra job: resolve hardware, select tasks, build the method, evaluate, track, summarise.
 
 Everything that can be wrong with the configuration is checked in `Job.prepare`, before any
-worker starts or any run is created.
+worker starts or any run is created: its types and values by the schema (kbx/job/schema.py, through
+kbx.job.preflight), what depends on this machine and the endpoints here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 import kbx
 from kbx.contract.timing_policy import TimingPolicy
 from kbx.core import hardware as hw
+from kbx.core import provenance
 from kbx.core.errors import ConfigError
 from kbx.core.record import EvalRecord, Status
 from kbx.driver.evaluator import EvalSettings
@@ -51,11 +53,10 @@ from kbx.tasks.spec import TaskInfo
 
 log = logging.getLogger("kbx")
 
-BACKENDS = ("local", "ray")
 PLAIN_PROGRESS_EVERY_S = 30.0  # progress lines where stderr is no terminal: often enough to see a run move
 # How a job is run, not what it computes: left out of its identity (config_hash), so a job cut short
 # on one backend or Slurm partition is taken up on another.
-HOW_RUN_KEYS = ("resume", "eval.backend", "eval.ray_address", "eval.ray_actors", "hardware.slurm")
+HOW_RUN_KEYS = ("resume", "eval.backend", "eval.ray_address", "eval.ray_actors", "hardware.slurm", "tracking")
 
 
 class Interrupted(Exception):
@@ -78,7 +79,7 @@ class Job:
     def prepare(cls, cfg: DictConfig, root: Path) -> Job:
         preflight.check_config(cfg, root)
         preflight.check_tracking(str(cfg.tracking_uri or ""))
-        if check_backend(cfg) == "ray":  # the GPUs are the Ray actors'; the pool checks them when it starts
+        if eval_backend(cfg) == "ray":  # the GPUs are the Ray actors'; the pool checks them when it starts
             hardware = hw.from_config(cfg.hardware)
         else:
             hardware = hw.resolve(hw.from_config(cfg.hardware), hw.load_profiles(), force=bool(cfg.hardware.get("force")))
@@ -92,7 +93,7 @@ class Job:
         if "llm" in builder_params(cfg.method):
             llm = build_llm(cfg, root)
             llm.preflight()  # a missing key or unreachable endpoint fails here, before any task starts
-        method = build_method(cfg.method, root, context=method_context(cfg, hardware, llm))
+        method = build_method(cfg.method, root, context=method_context(cfg, hardware, llm, root))
         if hasattr(method, "report_unknown"):
             for line in method.report_unknown(set(all_tasks)):
                 log.warning(line)
@@ -119,7 +120,9 @@ class Job:
 
         cfg = self.cfg
         params = self.params()
-        tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": check_backend(cfg), **(tags or {})}
+        # kbx's commit is a tag, not a param: a job cut short resumes after a fix; every record has its own.
+        tags = {"kbx.method": cfg.method.name, "kbx.eval_backend": eval_backend(cfg),
+                "kbx.commit": provenance.kbx_commit(), **(tags or {})}  # fmt: skip
         # A store that does not exist yet holds no run to resume: judging starts while it is created,
         # unless a candidate could take the driver down before its run exists (kbx.tracking.job_runs).
         resume = bool(cfg.get("resume", True))
@@ -127,8 +130,9 @@ class Job:
         before_judging = resume and str(cfg.eval.get("sandbox", SANDBOX_NAMESPACES)) == SANDBOX_NONE
         session = {"kbx.session": uuid.uuid4().hex[:12]}  # which driver process judged the task
         journal = InFlightJournal(self.root, "", session["kbx.session"])
-        tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets()),
-                               journal, session)  # fmt: skip
+        traces = write_traces(cfg)
+        tracking = JobTracking(lambda: Tracker(cfg.tracking_uri, cfg.experiment, self.root, secrets=self.secrets(),
+                                               write_traces=traces), journal, session)  # fmt: skip
         status, done = "FAILED", {}
         try:
             done = tracking.open(self.run_name(), params, tags, self.tasks, lookup, before_judging)
@@ -145,10 +149,7 @@ class Job:
             costs = getattr(evaluator, "costs", None)  # longest first (kbx.driver.costs)
             todo = [todo[i] for i in costs.order([t.id for t in todo])] if costs else todo
             budget = self.llm.budget if self.llm is not None else None
-            if budget is not None:  # tasks read back from a cut-short run count against the job's caps
-                done = {task_id: repriced(r, self.llm) for task_id, r in done.items()}
-                for call in (c.call for r in done.values() for c in r.calls):
-                    budget.spend(call.cost_usd, call.tokens)
+            done = self.charged(done)
             also = self.llm.in_flight if self.llm is not None else None
             watching = watch(evaluator, also=also) if not sys.stderr.isatty() else threading.Event()  # a terminal has the bar
             with _Progress(budget.progress if budget else None) as progress, _stopping(watching):
@@ -173,6 +174,15 @@ class Job:
                 tracking.end(status)
             self.run_id = tracking.run_id
             tracking.close()
+
+    def charged(self, done: dict) -> dict:
+        """Tasks read back from a cut-short run, their calls priced now and counted against the job's caps."""
+        if self.llm is None:
+            return done
+        done = {task_id: repriced(r, self.llm) for task_id, r in done.items()}
+        for call in (c.call for r in done.values() for c in r.calls):
+            self.llm.budget.spend(call.cost_usd, call.tokens)
+        return done
 
     def _conclude(self, tracking, by_id: dict, fresh: list, seeds: dict) -> dict[str, float]:
         """The job run's end: summary, files, LLM totals and tags, its final state; the table on stdout.
@@ -270,7 +280,7 @@ class Job:
     def ray_settings(self) -> RaySettings | None:
         """The Ray pool's settings with `eval.backend=ray`, else None (evaluation on this host)."""
         e = self.cfg.eval
-        if check_backend(self.cfg) != "ray":
+        if eval_backend(self.cfg) != "ray":
             return None
         force = bool(self.cfg.hardware.get("force"))
         return RaySettings(address=str(e.ray_address), actors=int(e.ray_actors),
@@ -291,6 +301,7 @@ class Job:
         import torch
 
         cfg = self.cfg
+        gpu = provenance.collect(self.hardware.gpu_index if self.hardware.device == "cuda" else None)
         llm = {"llm_model": cfg.llm.model, "llm_api_base": cfg.llm.api_base, "llm_temperature": cfg.llm.temperature,
                "llm_max_tokens": cfg.llm.max_tokens, "llm_cache": cfg.llm.cache, "prompt": cfg.prompt.name,
                "budget_max_calls": cfg.budget.max_calls, "budget_max_tokens": cfg.budget.max_tokens,
@@ -316,6 +327,9 @@ class Job:
             "torch_version": torch.__version__,
             # from its metadata: importing triton (nothing else in the driver does) took 1-2.5 s of every job
             "triton_version": importlib.metadata.version("triton"),
+            # the driver's GPU ("" on a CPU); with eval.backend=ray each record has its own node's
+            "nvidia_driver_version": gpu["nvidia_driver_version"],
+            "cuda_runtime_version": gpu["cuda_runtime_version"],
             "python_version": platform.python_version(),
         }
 
@@ -338,28 +352,21 @@ def quarantined(tasks: list[TaskInfo], journal: InFlightJournal, settings: EvalS
             log.warning("quarantining %s: %d drivers died while judging it", task.id, deaths[task.id])
             record = EvalRecord(task=task.id, task_version=task.spec.version, status=Status.QUARANTINED,
                                 reason=f"{deaths[task.id]} drivers died while this task was being judged; skipped",
-                                label="quarantine", device=settings.device, sandbox=settings.sandbox)  # fmt: skip
+                                label="quarantine", device=settings.device, sandbox=settings.sandbox,
+                                **provenance.collect(None))  # fmt: skip
             out.append(TaskResult(task, [Judged(0, record, "")]))
     return out
 
 
-def check_backend(cfg: DictConfig) -> str:
-    """`eval.backend`, checked with the keys that go with it; "local" when the config has none."""
-    e = cfg.eval
-    backend = e.get("backend", "local")
-    if backend not in BACKENDS:
-        raise ConfigError(f"eval.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if backend == "ray":
-        actors = e.get("ray_actors")
-        if not isinstance(actors, int) or isinstance(actors, bool) or actors < 0:
-            raise ConfigError(f"eval.ray_actors must be a non-negative integer (0: one per GPU), got {actors!r}")
-        if cfg.hardware.name == "auto":
-            raise ConfigError("eval.backend=ray needs a named hardware profile (hardware=cpu, h100, ...): the GPUs "
-                              "are the Ray workers', so hardware=auto cannot detect them here")  # fmt: skip
-        if cfg.hardware.get("gpus") not in (None, hw.ALL_GPUS) and list(cfg.hardware.gpus):
-            raise ConfigError("hardware.gpus picks GPUs of this host; with eval.backend=ray Ray places one actor per "
-                              "GPU: set eval.ray_actors instead")  # fmt: skip
-    return backend
+def eval_backend(cfg: DictConfig) -> str:
+    """`eval.backend` ("local" or "ray", checked by the schema with the keys that go with it)."""
+    return str(cfg.eval.backend)
+
+
+def write_traces(cfg: DictConfig) -> bool:
+    """`tracking.traces` (checked by the schema): whether each LLM task's trajectory is written as an
+    MLflow trace; true when the config has no `tracking` group."""
+    return bool((cfg.get("tracking") or {}).get("traces", True))
 
 
 def builder_params(method_cfg: DictConfig) -> set[str]:
@@ -384,15 +391,15 @@ def build_method(method_cfg: DictConfig, root: Path, context: dict | None = None
     return builder(**kwargs)
 
 
-def method_context(cfg: DictConfig, hardware: hw.Hardware, llm) -> dict:
+def method_context(cfg: DictConfig, hardware: hw.Hardware, llm, root: Path) -> dict:
+    from kbx.llm.profile import load_compile_times
     from kbx.llm.prompt import PromptSettings
     from kbx.methods.llm import Budget
 
     p, b = cfg.prompt, cfg.budget
-    for key in ("max_calls", "max_tokens"):
-        if not isinstance(b[key], int) or isinstance(b[key], bool) or b[key] < 0:
-            raise ConfigError(f"budget.{key} must be a non-negative integer (0: no cap), got {b[key]!r}")
-    prompt = PromptSettings(name=str(p.name), example=bool(p.example), hardware=bool(p.hardware), math=bool(p.math))
+    compiled = load_compile_times(tuple(p.get("compile_times") or ()), hardware, root) if llm is not None else {}
+    prompt = PromptSettings(name=str(p.name), example=bool(p.example), hardware=bool(p.hardware), math=bool(p.math),
+                            compile_times=compiled)  # fmt: skip
     seeds = tuple(int(x) for x in cfg.eval.public_seeds)
     return {"llm": llm, "prompt": prompt, "hardware": hardware, "public_seeds": seeds,
             "budget": Budget(max_calls=int(b.max_calls), max_tokens=int(b.max_tokens))}  # fmt: skip

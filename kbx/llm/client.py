@@ -102,8 +102,20 @@ class LLMSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class Try:
+    """One request to the provider within a call: when it started (seconds since the epoch), how long
+    it took, and why it failed ("" when it answered)."""
+
+    started_s: float
+    duration_s: float
+    error: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class Call:
-    """One completion as the method saw it, with its accounting. `error` is "" on success."""
+    """One completion as the method saw it, with its accounting. `error` is "" on success. `started_s`
+    (seconds since the epoch), the model, its sampling parameters and every request made (`tries`,
+    none for a cache hit) are what a trace of the call shows (kbx.tracking.traces)."""
 
     role: str
     sample: int
@@ -116,8 +128,12 @@ class Call:
     cached: bool = False
     error: str = ""
     key: str = ""
-    finish_reason: str = ""  # the server's: "stop", "length" (cut at a token limit), ...; "" unknown or failed
+    model: str = ""
+    temperature: float = math.nan
     max_tokens: int = 0  # the limit the call asked for
+    started_s: float = 0.0
+    tries: tuple[Try, ...] = ()
+    finish_reason: str = ""  # the server's: "stop", "length" (cut at a token limit), ...; "" unknown or failed
     served_model: str = ""  # the model name the server answered with ("" where it named none)
     failed_s: float = 0.0  # time spent in tries that failed (a timeout: llm.timeout_s)
 
@@ -148,7 +164,6 @@ class _Answer:
     finish_reason: str = ""
     served_model: str = ""
     latency_s: float = 0.0
-    failed_s: float = 0.0
     error: str = ""
 
 
@@ -178,19 +193,22 @@ class LLMClient:
                   "max_tokens": int(s.max_tokens)}  # fmt: skip
         key = cache_key(s.model, s.api_base, messages, params, sample)
         frozen = tuple(dict(m) for m in messages)
+        traced = {"model": s.model, **params, "started_s": time.time()}
         if not self.budget.admit():
             raise BudgetReached(self.budget.reached())
         if s.cache in ("replay", "auto"):
             hit = self._load(key)
             if hit is not None:
-                return self._replayed(hit, role, sample, frozen, key)
+                return self._replayed(hit, Call(role, sample, frozen, "", cached=True, key=key, **traced))
             if s.cache == "replay":
                 raise LLMError(f"llm.cache=replay: no stored response for this prompt (key {key[:16]}) "
                                f"in {self.cache_dir}; record it first with llm.cache=record or auto")  # fmt: skip
-        a = self._call_with_retries(messages, params)
+        made: list[Try] = []
+        a = self._call_with_retries(messages, params, made)
         call = Call(role, sample, frozen, a.text, a.prompt_tokens, a.completion_tokens,
                     self.cost(a.prompt_tokens, a.completion_tokens) if not a.error else math.nan, a.latency_s, False,
-                    a.error, key, a.finish_reason, params["max_tokens"], a.served_model, a.failed_s)  # fmt: skip
+                    a.error, key, **traced, tries=tuple(made), finish_reason=a.finish_reason,
+                    served_model=a.served_model, failed_s=math.fsum(t.duration_s for t in made if t.error))  # fmt: skip
         if not a.error:
             self._note(call)
             if s.cache in ("record", "auto"):
@@ -266,34 +284,39 @@ class LLMClient:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _replayed(self, hit: dict, role: str, sample: int, frozen: tuple, key: str) -> Call:
-        """A stored answer as a Call, priced now (its tokens at the current price) and counted against the budget."""
+    def _replayed(self, hit: dict, asked: Call) -> Call:
+        """A stored answer as the Call `asked` (a cache hit), priced now (its tokens at the current price) and
+        counted against the budget."""
         tokens = (int(hit["prompt_tokens"]), int(hit["completion_tokens"]))
         cost = self.cost(*tokens)
         self.budget.spend(cost, sum(tokens))
-        call = Call(role, sample, frozen, hit["text"], *tokens, cost, 0.0, True, "", key,
-                    str(hit.get("finish_reason") or ""), int(hit["params"]["max_tokens"]),
-                    str(hit.get("served_model") or ""))  # fmt: skip
+        call = dataclasses.replace(asked, text=hit["text"], prompt_tokens=tokens[0], completion_tokens=tokens[1],
+                                   cost_usd=cost, finish_reason=str(hit.get("finish_reason") or ""),
+                                   served_model=str(hit.get("served_model") or ""))  # fmt: skip
         self._note(call)
         return call
 
-    def _call_with_retries(self, messages: list[dict], params: dict) -> _Answer:
-        """Tries until an answer, or the error of the last try. latency_s is the answered try's time at the
-        provider, failed_s every failed try's; neither counts the wait for a slot or before a retry. Rate
-        limits and other failures have their own retry counts; a timeout is not retried; a wait before a
-        retry holds no slot."""
+    def _call_with_retries(self, messages: list[dict], params: dict, made: list[Try]) -> _Answer:
+        """Tries until an answer, or the error of the last try; each request made is appended to `made`.
+        latency_s is the answered try's time at the provider; neither it nor a failed try's time counts the
+        wait for a slot or before a retry. Rate limits and other failures have their own retry counts; a
+        timeout is not retried; a wait before a retry holds no slot."""
         s = self.settings
-        failed_s = 0.0
         tries = {True: 0, False: 0}  # rate-limited, other failures
         while True:
-            started = time.perf_counter()
             try:
                 with self.slots.hold():  # the budget is asked, and charged, while the slot is held
                     if not self.budget.admit():
                         raise BudgetReached(self.budget.reached())
-                    started = time.perf_counter()
-                    response = self._litellm_call(messages, params, num_retries=0)
-                    answer = _answer_of(response, time.perf_counter() - started, failed_s)
+                    started, started_s, failure = time.perf_counter(), time.time(), ""
+                    try:
+                        response = self._litellm_call(messages, params, num_retries=0)
+                    except Exception as exc:
+                        failure = self._describe(exc)
+                        raise
+                    finally:
+                        made.append(Try(started_s, time.perf_counter() - started, failure))
+                    answer = _answer_of(response, made[-1].duration_s)
                     self.budget.spend(self.cost(answer.prompt_tokens, answer.completion_tokens),
                                       answer.prompt_tokens + answer.completion_tokens)  # fmt: skip
                 self.slots.succeeded()
@@ -301,7 +324,6 @@ class LLMClient:
             except BudgetReached:
                 raise
             except Exception as exc:  # noqa: BLE001 - a provider error must not stop the run
-                failed_s += time.perf_counter() - started
                 error = self._describe(exc)
                 limited = status_of(exc) == RATE_LIMITED
                 if limited:
@@ -311,7 +333,7 @@ class LLMClient:
                 if tries[limited] > allowed or not retryable(exc) or timed_out(exc):
                     why = " (a timeout is not retried)" if timed_out(exc) and tries[limited] <= allowed else ""
                     log.warning("LLM call failed for good after %d tries%s: %s", sum(tries.values()), why, error)
-                    return _Answer(error=error, failed_s=failed_s)
+                    return _Answer(error=error)
                 wait = retry_wait_s(exc, tries[limited], allowed, s.backoff_s)
                 log.warning("LLM call failed (try %d of %d), retrying in %.1f s: %s", tries[limited], allowed + 1,
                             wait, error)  # fmt: skip
@@ -400,13 +422,13 @@ class LLMClient:
         os.replace(tmp, path)
 
 
-def _answer_of(response, latency_s: float, failed_s: float) -> _Answer:
+def _answer_of(response, latency_s: float) -> _Answer:
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
     return _Answer(text=choice.message.content or "", prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                    completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
                    finish_reason=str(getattr(choice, "finish_reason", "") or ""),
-                   served_model=str(getattr(response, "model", "") or ""), latency_s=latency_s, failed_s=failed_s)  # fmt: skip
+                   served_model=str(getattr(response, "model", "") or ""), latency_s=latency_s)  # fmt: skip
 
 
 def same_model(asked: str, served: str) -> bool:

@@ -14,6 +14,7 @@ import textwrap
 
 from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord, Status
+from kbx.llm.profile import CompileTimes, profile_lines
 from kbx.tasks.spec import TaskInfo
 
 SYSTEM = ("You are an expert in writing high-performance GPU kernels in Triton. You write correct, "
@@ -60,6 +61,19 @@ class PromptSettings:
     example: bool = False  # a worked Triton example (task -> answer)
     hardware: bool = False  # the target's peaks
     math: bool = False  # the PyTorch reference that defines the task
+    # torch.compile's times per task and perf shape on this GPU, for the P feedback (kbx.llm.profile)
+    compile_times: CompileTimes = dataclasses.field(default_factory=dict)
+
+
+def task_feedback(task: TaskInfo, record: EvalRecord | None, level: str, prompt: PromptSettings, hardware: Hardware,
+                  public_seeds: tuple[int, ...] = (0,)) -> str:  # fmt: skip
+    """`feedback` for a kernel of `task`, with its per-shape profile at level P (the GPU's peaks, the task's
+    dtypes, torch.compile's times where `prompt` knows them)."""
+    profile = None
+    if level == "P" and record is not None:
+        compiled = prompt.compile_times.get((task.id, task.spec.version), {})
+        profile = profile_lines(record, hardware, list(task.spec.dtypes), compiled)
+    return feedback(record, level, public_seeds, profile)
 
 
 def task_messages(task: TaskInfo, prompt: PromptSettings, hardware: Hardware) -> list[dict]:
@@ -107,8 +121,10 @@ def stable(text: str, public_seeds: tuple[int, ...]) -> str:
     return _SEED.sub(lambda m: m.group(0) if int(m.group(1)) in known else "seed <secret>", text)
 
 
-def feedback(record: EvalRecord | None, level: str, public_seeds: tuple[int, ...] = (0,)) -> str:
-    """The evaluation block for one previous kernel (KernelBench levels G, E, P).
+def feedback(record: EvalRecord | None, level: str, public_seeds: tuple[int, ...] = (0,),
+             profile: list[str] | None = None) -> str:  # fmt: skip
+    """The evaluation block for one previous kernel (KernelBench levels G, E, P). P adds `profile`, what kbx
+    measured per perf shape (kbx.llm.profile.profile_lines; `task_feedback` renders it for a task).
 
     A mismatch on the per-run secret seed is reported without its values: they differ from run to
     run and would make the prompt (and a replay) irreproducible.
@@ -140,11 +156,7 @@ def feedback(record: EvalRecord | None, level: str, public_seeds: tuple[int, ...
     else:
         lines.append(f"Not timed: {record.timing_skipped_reason or 'no timing available'}.")
     if level == "P":
-        if record.shapes:
-            lines.append("Per perf shape (kernel ms, reference ms, speedup, GB/s, TFLOP/s):")
-            lines += [f"  {s.shape}: {s.kernel_ms_median:.4g}, {s.baseline_ms_median:.4g}, {s.speedup:.3g}, "
-                      f"{s.gbps:.4g}, {s.tflops:.4g}" for s in record.shapes]  # fmt: skip
-        lines.append("No profiler table: kbx collects none" + ("" if record.timed else " (and no timing on CPU)") + ".")
+        lines += profile if profile is not None else [f"No per-shape profile: {record.timing_skipped_reason or 'none'}."]
     lines.append("Fix correctness if the kernel is wrong, otherwise make it faster. "
                  "Answer with the complete module in one fenced python block.")  # fmt: skip
     return "\n".join(lines)

@@ -17,12 +17,14 @@ from kbx.tasks.spec import TaskInfo
 
 @dataclasses.dataclass(frozen=True)
 class Proposal:
-    """One piece of code to judge. `label` distinguishes candidates within a round. `cut_off` says why
-    the code is incomplete (the LLM's answer stopped at its token limit inside it): such a proposal is
-    recorded as `truncated`, with that reason, and not judged."""
+    """One piece of code to judge. `label` distinguishes candidates within a round; `expert` marks
+    kbx's own expert kernel (kbx.contract.attempt.Attempt). `cut_off` says why the code is incomplete
+    (the LLM's answer stopped at its token limit inside it): such a proposal is recorded as
+    `truncated`, with that reason, and not judged."""
 
     code: str
     label: str
+    expert: bool = False
     cut_off: str = ""
 
 

@@ -20,8 +20,7 @@ import math
 import re
 
 from kbx.core.record import EvalRecord
-from kbx.llm.prompt import feedback
-from kbx.methods.base import MethodError, Proposal
+from kbx.methods.base import Proposal
 from kbx.methods.llm import LLMMethod, common_args
 from kbx.tasks.spec import TaskInfo
 
@@ -37,8 +36,9 @@ class Geak(LLMMethod):
     name = "geak"
 
     def __init__(self, *args, candidates: int, ancestors: int, judge: bool, mutation: bool, max_debug: int,
-                 temperature: float, public_seeds: tuple[int, ...]) -> None:  # fmt: skip
+                 temperature: float, public_seeds: tuple[int, ...], feedback: str) -> None:  # fmt: skip
         super().__init__(*args)
+        self.level = feedback
         self.candidates, self.ancestors, self.use_judge = candidates, ancestors, judge
         self.mutation, self.max_debug, self.temperature = mutation, max_debug, temperature
         self.public_seeds = public_seeds
@@ -73,7 +73,7 @@ class Geak(LLMMethod):
     def reflect(self, task: TaskInfo, k: int, code: str, record: EvalRecord, sample: int) -> str:
         call = self.ask(task, k, self.conversation(
             task, f"A candidate kernel:\n```python\n{code}```",
-            feedback(record, "E", self.public_seeds).rsplit("\n", 1)[0],
+            self.feedback(task, record, self.level).rsplit("\n", 1)[0],
             "Reflect: in a few sentences, why did this kernel fail, or what limits its speed? No code."),
             role="reflector", sample=sample)  # fmt: skip
         return call.text.strip() if call is not None and not call.error else ""
@@ -82,7 +82,7 @@ class Geak(LLMMethod):
         last_code, last = mine[-1]
         shown = sorted(mine[:-1], key=lambda cr: -self.scores.get(cr[0], 0.0))[:SHOWN_ATTEMPTS - 1]
         parts = [f"Earlier attempt ({r.status.value}):\n```python\n{c}```" for c, r in shown]
-        parts += [f"Your last attempt:\n```python\n{last_code}```", feedback(last, "E", self.public_seeds)]
+        parts += [f"Your last attempt:\n```python\n{last_code}```", self.feedback(task, last, self.level)]
         if reflection:
             parts.append(f"Reflection on it: {reflection}")
         return self.conversation(task, *parts)
@@ -147,10 +147,7 @@ def _failed_streak(mine: list) -> int:
 
 def build_geak(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), candidates: int = 4,
                ancestors: int = 5, judge: bool = True, mutation: bool = False, max_debug: int = 5,
-               temperature: float = 1.0, name: str = "geak") -> Geak:  # fmt: skip
-    for key, value in (("candidates", candidates), ("ancestors", ancestors), ("max_debug", max_debug)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise MethodError(f"method.{key} must be a positive integer, got {value!r}")
+               temperature: float = 1.0, feedback: str = "P", name: str = "geak") -> Geak:  # fmt: skip
     return Geak(*common_args(llm, prompt, hardware, budget), candidates=candidates, ancestors=ancestors,
                 judge=bool(judge), mutation=bool(mutation), max_debug=max_debug, temperature=float(temperature),
-                public_seeds=tuple(public_seeds))  # fmt: skip
+                public_seeds=tuple(public_seeds), feedback=feedback)  # fmt: skip

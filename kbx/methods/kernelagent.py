@@ -15,8 +15,7 @@ import concurrent.futures
 import re
 
 from kbx.core.record import EvalRecord
-from kbx.llm.prompt import feedback
-from kbx.methods.base import MethodError, Proposal
+from kbx.methods.base import Proposal
 from kbx.methods.llm import LLMMethod, common_args
 from kbx.tasks.spec import TaskInfo
 
@@ -39,8 +38,10 @@ class KernelAgent(LLMMethod):
     name = "kernelagent"
 
     def __init__(self, *args, workers: int, history_size: int, test_call: bool, first_pass_wins: bool,
-                 seed_temperature: float, temperature_step: float, public_seeds: tuple[int, ...]) -> None:  # fmt: skip
+                 seed_temperature: float, temperature_step: float, public_seeds: tuple[int, ...],
+                 feedback: str) -> None:  # fmt: skip
         super().__init__(*args)
+        self.level = feedback
         self.workers, self.history_size, self.test_call = workers, history_size, test_call
         self.first_pass_wins = first_pass_wins
         self.seed_temperature, self.temperature_step = seed_temperature, temperature_step
@@ -91,7 +92,7 @@ class KernelAgent(LLMMethod):
         for old_code, old in mine[-1 - self.history_size : -1]:
             parts.append(f"Earlier round ({old.status.value}; {old.reason[:HISTORY_ERROR_CHARS]}):\n"
                          f"```python\n{old_code[:HISTORY_CODE_CHARS]}\n```")  # fmt: skip
-        parts += [f"Current kernel:\n```python\n{code}```", feedback(record, "E", self.public_seeds)]
+        parts += [f"Current kernel:\n```python\n{code}```", self.feedback(task, record, self.level)]
         hits = banned_calls(code)
         if hits:
             parts.append("Banned calls found (replace them with Triton kernels): " + ", ".join(hits) + ".")
@@ -105,12 +106,9 @@ def banned_calls(code: str) -> list[str]:
 
 def build_kernelagent(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), workers: int = 3,
                       history_size: int = 8, test_call: bool = True, first_pass_wins: bool = True,
-                      seed_temperature: float = 0.8, temperature_step: float = 0.1,
+                      seed_temperature: float = 0.8, temperature_step: float = 0.1, feedback: str = "P",
                       name: str = "kernelagent") -> KernelAgent:  # fmt: skip
-    for key, value in (("workers", workers), ("history_size", history_size)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise MethodError(f"method.{key} must be a positive integer, got {value!r}")
     return KernelAgent(*common_args(llm, prompt, hardware, budget), workers=workers, history_size=history_size,
                        test_call=bool(test_call), first_pass_wins=bool(first_pass_wins),
                        seed_temperature=float(seed_temperature), temperature_step=float(temperature_step),
-                       public_seeds=tuple(public_seeds))  # fmt: skip
+                       public_seeds=tuple(public_seeds), feedback=feedback)  # fmt: skip

@@ -16,7 +16,7 @@ from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord
 from kbx.core.source import code_is_cut, extract_code
 from kbx.llm.client import BudgetReached, Call, LLMClient
-from kbx.llm.prompt import PromptSettings, feedback, task_messages
+from kbx.llm.prompt import PromptSettings, task_feedback, task_messages
 from kbx.methods.base import MethodError, Proposal
 from kbx.tasks.spec import TaskInfo
 
@@ -34,8 +34,12 @@ class Budget:
 
 @dataclasses.dataclass(frozen=True)
 class LoggedCall:
+    """A call of the task's, in its round; `proposal` is the label of the code made from its answer (the
+    attempt `round<round>/<proposal>`), "" when none was (a reflection, a judge's score, a failed call)."""
+
     round: int
     call: Call
+    proposal: str = ""
 
 
 @dataclasses.dataclass
@@ -51,6 +55,7 @@ class LLMMethod:
     """Shared machinery; subclasses implement `propose`."""
 
     name = "llm"
+    public_seeds: tuple[int, ...] = (0,)  # the seeds whose mismatching values feedback may show
 
     def __init__(self, llm: LLMClient, prompt: PromptSettings, hardware: Hardware, budget: Budget) -> None:
         self.llm, self.prompt, self.hardware, self.budget = llm, prompt, hardware, budget
@@ -90,6 +95,10 @@ class LLMMethod:
         codes = self.state(task_id).proposed
         return [(r.label.split("/", 1)[-1], code, r) for code, r in zip(codes, history, strict=False)]
 
+    def feedback(self, task: TaskInfo, record: EvalRecord, level: str) -> str:
+        """The evaluator's verdict on a kernel of `task` at a KernelBench level (G, E, P: kbx.llm.prompt)."""
+        return task_feedback(task, record, level, self.prompt, self.hardware, self.public_seeds)
+
     def conversation(self, task: TaskInfo, *parts: str) -> list[dict]:
         """The one-shot prompt with more sections appended to its user message."""
         messages = task_messages(task, self.prompt, self.hardware)
@@ -100,9 +109,12 @@ class LLMMethod:
         """Successful calls as proposals (remembering their code for feedback); failed calls drop out.
         An answer that stopped at its token limit inside its code is a proposal marked cut off."""
         st = self.state(task.id)
-        out = [Proposal(extract_code(c.text), label, cut_off(c)) for label, c in calls if c is not None and not c.error]
+        made = {id(c): label for label, c in calls if c is not None and not c.error}
+        out = [Proposal(extract_code(c.text), label, cut_off=cut_off(c)) for label, c in calls if id(c) in made]
         with st.lock:
             st.proposed += [p.code for p in out]
+            st.calls = [dataclasses.replace(lc, proposal=made[id(lc.call)]) if id(lc.call) in made else lc
+                        for lc in st.calls]  # fmt: skip
         return out
 
 
@@ -152,7 +164,7 @@ class Iterative(LLMMethod):
         pairs = list(zip(self.state(task.id).proposed, history))  # one proposal per judged round, in order
         for code, record in pairs[-1:] if self.history_mode == "last" else pairs:
             messages.append({"role": "assistant", "content": f"```python\n{code}```"})
-            messages.append({"role": "user", "content": feedback(record, self.level, self.public_seeds)})
+            messages.append({"role": "user", "content": self.feedback(task, record, self.level)})
         return messages
 
     def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
@@ -182,16 +194,10 @@ def build_oneshot(llm=None, prompt=None, hardware=None, budget=None, name: str =
 
 def build_best_of_n(llm=None, prompt=None, hardware=None, budget=None, n: int = 4, temperature: float = 0.8,
                     name: str = "best_of_n") -> BestOfN:  # fmt: skip
-    if not isinstance(n, int) or n < 1:
-        raise MethodError(f"method.n must be a positive integer, got {n!r}")
     return BestOfN(*common_args(llm, prompt, hardware, budget), n=n, temperature=float(temperature))
 
 
 def build_iterative(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), feedback: str = "E",
                     history: str = "last", stop_when_correct: bool = False, name: str = "iterative") -> Iterative:  # fmt: skip
-    if feedback not in FEEDBACK_LEVELS:
-        raise MethodError(f"method.feedback must be one of {', '.join(FEEDBACK_LEVELS)}, got {feedback!r}")
-    if history not in HISTORY_MODES:
-        raise MethodError(f"method.history must be one of {', '.join(HISTORY_MODES)}, got {history!r}")
     return Iterative(*common_args(llm, prompt, hardware, budget), feedback=feedback, history=history,
                      stop_when_correct=bool(stop_when_correct), public_seeds=tuple(public_seeds))  # fmt: skip

@@ -19,9 +19,11 @@ import concurrent.futures
 import dataclasses
 import heapq
 import threading
+import time
 from collections.abc import Callable
 
 from kbx.contract.attempt import Attempt, Evaluates
+from kbx.core import provenance
 from kbx.core.record import EvalRecord, Status
 from kbx.methods.base import Method, Proposal
 from kbx.tasks.spec import TaskInfo
@@ -29,11 +31,13 @@ from kbx.tasks.spec import TaskInfo
 
 @dataclasses.dataclass(frozen=True)
 class Judged:
-    """One attempt with its round and its source code."""
+    """One attempt with its round and its source code, and when its judging started (seconds since the
+    epoch; 0 for a result read back from an earlier run), for its span in a trace (kbx.tracking.traces)."""
 
     round: int
     record: EvalRecord
     code: str
+    started_s: float = 0.0
 
 
 @dataclasses.dataclass
@@ -189,18 +193,25 @@ class _Suite:
     def judge(self, result: TaskResult, k: int, proposals: list[Proposal]) -> None:
         """Judge the whole proposals; a cut-off one (kbx.methods.base.Proposal) is recorded `truncated` unjudged."""
         task = result.task
-        attempts = [Attempt(task, p.code, f"round{k}/{p.label}") for p in proposals if not p.cut_off]
-        records = iter(self.evaluator.evaluate(attempts, on_record=self.record_done if self.on_record else None)
-                       if attempts else [])  # fmt: skip
+        attempts = [Attempt(task, p.code, f"round{k}/{p.label}", p.expert) for p in proposals if not p.cut_off]
+        landed: dict[int, float] = {}  # attempt index -> when its record came back
+
+        def on_record(i: int, record: EvalRecord) -> None:
+            landed[i] = time.time()
+            if self.on_record:
+                self.record_done(i, record)
+
+        records = enumerate(self.evaluator.evaluate(attempts, on_record=on_record) if attempts else [])
+        ended = time.time()
         for p in proposals:
             if p.cut_off:
                 record = EvalRecord(task=task.id, task_version=task.spec.version, status=Status.TRUNCATED,
-                                    reason=p.cut_off, label=f"round{k}/{p.label}")  # fmt: skip
-                if self.on_record:
-                    self.record_done(0, record)
+                                    reason=p.cut_off, label=f"round{k}/{p.label}", **provenance.collect(None))  # fmt: skip
+                on_record(-1, record)
+                result.judged.append(Judged(k, record, p.code, ended))
             else:
-                record = next(records)
-            result.judged.append(Judged(k, record, p.code))
+                i, record = next(records)
+                result.judged.append(Judged(k, record, p.code, landed.get(i, ended) - record.wall_s))
         self.next_round(result, k)
 
     def next_round(self, result: TaskResult, k: int) -> None:
@@ -247,4 +258,4 @@ class _Suite:
             status = Status.LLM_ERROR
             why = f"no answer from the LLM: {failed[-1]} ({len(failed)} of {len(result.calls)} calls failed)"
         return EvalRecord(task=result.task.id, task_version=result.task.spec.version, status=status, reason=why,
-                          label="round0/none")  # fmt: skip
+                          label="round0/none", **provenance.collect(None))  # fmt: skip

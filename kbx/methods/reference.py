@@ -15,7 +15,7 @@ class ReferenceMethod:
     def propose(self, task: TaskInfo, round_index: int, history: list[EvalRecord]) -> list[Proposal]:
         if round_index > 0 or not task.expert_path:
             return []
-        return [Proposal(Path(task.expert_path).read_text(), "expert")]
+        return [Proposal(Path(task.expert_path).read_text(), "expert", expert=True)]
 
 
 def build(name: str = "reference") -> ReferenceMethod:

@@ -21,8 +21,7 @@ import random
 import zlib
 
 from kbx.core.record import EvalRecord
-from kbx.llm.prompt import feedback
-from kbx.methods.base import MethodError, Proposal
+from kbx.methods.base import Proposal
 from kbx.methods.llm import LLMMethod, common_args
 from kbx.tasks.spec import TaskInfo
 
@@ -59,8 +58,10 @@ class Stark(LLMMethod):
     name = "stark"
 
     def __init__(self, *args, epsilon: float, n_root: int, n_child_max: int, leaderboard: int,
-                 plan_temperature: float, code_temperature: float, seed: int, public_seeds: tuple[int, ...]) -> None:  # fmt: skip
+                 plan_temperature: float, code_temperature: float, seed: int, public_seeds: tuple[int, ...],
+                 feedback: str) -> None:  # fmt: skip
         super().__init__(*args)
+        self.level = feedback
         self.epsilon, self.n_root, self.n_child_max, self.leaderboard_size = epsilon, n_root, n_child_max, leaderboard
         self.plan_temperature, self.code_temperature = plan_temperature, code_temperature
         self.seed, self.public_seeds = seed, public_seeds
@@ -127,7 +128,7 @@ class Stark(LLMMethod):
         siblings = [tree.nodes[c] for c in tree.nodes[node.parent].children if c != node.id]
         siblings.sort(key=lambda n: not n.correct)
         parts = [f"This kernel was written to carry out the plan: {node.plan or 'a first implementation'}",
-                 f"```python\n{node.code}```", feedback(node.record, "E", self.public_seeds)]  # fmt: skip
+                 f"```python\n{node.code}```", self.feedback(task, node.record, self.level)]  # fmt: skip
         for sib in siblings[:2]:
             verdict = "correct" if sib.correct else (sib.record.status.value if sib.record else "not judged")
             parts.append(f"A sibling attempt ({verdict}):\n```python\n{sib.code}```")
@@ -179,12 +180,8 @@ def _speed(node: Node) -> str:
 
 def build_stark(llm=None, prompt=None, hardware=None, budget=None, public_seeds=(0,), epsilon: float = 0.35,
                 n_root: int = 5, n_child_max: int = 3, leaderboard: int = 5, plan_temperature: float = 0.8,
-                code_temperature: float = 0.1, seed: int = 0, name: str = "stark") -> Stark:  # fmt: skip
-    if not 0.0 <= float(epsilon) <= 1.0:
-        raise MethodError(f"method.epsilon must be within [0, 1], got {epsilon!r}")
-    for key, value in (("n_root", n_root), ("n_child_max", n_child_max), ("leaderboard", leaderboard)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise MethodError(f"method.{key} must be a positive integer, got {value!r}")
+                code_temperature: float = 0.1, seed: int = 0, feedback: str = "P", name: str = "stark") -> Stark:  # fmt: skip
     return Stark(*common_args(llm, prompt, hardware, budget), epsilon=float(epsilon), n_root=n_root,
                  n_child_max=n_child_max, leaderboard=leaderboard, plan_temperature=float(plan_temperature),
-                 code_temperature=float(code_temperature), seed=int(seed), public_seeds=tuple(public_seeds))  # fmt: skip
+                 code_temperature=float(code_temperature), seed=int(seed), public_seeds=tuple(public_seeds),
+                 feedback=feedback)  # fmt: skip

@@ -1,5 +1,6 @@
-"""`python -m kbx.quality [--json] [--category C]` lists tasks; `check` self-checks them; `audit` audits tolerances;
-`memory` measures their peak GPU memory (on a GPU) for the evaluator's admission."""
+"""`python -m kbx.quality [--json] [--category C]` lists tasks; `check` self-checks them; `audit` audits tolerances
+(`audit --tail N`: an honest TF32 kernel's error over N seeds of each random case, kbx.quality.tail); `memory`
+measures their peak GPU memory (on a GPU) for the evaluator's admission."""
 
 from __future__ import annotations
 
@@ -29,6 +30,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="audit, memory: where references run (cpu, cuda)")
     parser.add_argument("--no-tf32", action="store_true", help="audit: skip the TF32 model of matrix products")
     parser.add_argument("--jobs", type=int, default=1, help="audit: tasks audited in parallel (CPU processes)")
+    parser.add_argument("--tail", type=int, default=0, metavar="SEEDS",
+                        help="audit: instead of the table, the TF32 error's tail over SEEDS seeds of each random "
+                             "case (exit status 1 if a seed exceeds its allowance)")  # fmt: skip
+    parser.add_argument("--tail-model", default="exact", choices=["exact", "truncating", "expert"],
+                        help="audit --tail: operands rounded to TF32 (cuBLAS), truncated (Triton's tl.dot), or the "
+                             "expert kernel itself (on a GPU)")  # fmt: skip
+    parser.add_argument("--case", default="all",
+                        help="audit --tail: only the case of this name (default: every random case)")
     parser.add_argument("--out", default="",
                         help="audit: write the markdown table here (docs/TOLERANCES.md; on a GPU e.g. "
                              "docs/TOLERANCES_H100.md)")  # fmt: skip
@@ -40,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "check":
         return run_check(tasks, perf=args.perf)
+    if args.command == "audit" and args.tail:
+        return run_tail(tasks, args.tail, args.tail_model, args.case)
     if args.command == "audit":
         if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
             print(f"kbx.quality: error: --out {args.out}: its directory does not exist", file=sys.stderr)
@@ -95,6 +106,25 @@ def run_memory(tasks, device: str) -> int:
     print(f"\n{len(table.tasks)} tasks on {name}: context {table.context_bytes / 2**30:.2f} GiB, largest peak "
           f"{most / 2**30:.1f} GiB (an attempt reserves the context and {SIDES}x its peak); written to {PEAKS_PATH}")
     return 0
+
+
+def run_tail(tasks, seeds: int, model: str, case: str) -> int:
+    """Print each selected case's tail; exit 1 if any seed exceeds its allowance, 2 if nothing was selected."""
+    import torch
+
+    from kbx.quality.tail import cases_of, run_tails
+
+    if seeds < 1 or not any(cases_of(t, case) for t in tasks):
+        print(f"kbx.quality: error: --tail needs a positive number of seeds and a random case (--case {case}) "
+              "of a selected task", file=sys.stderr)  # fmt: skip
+        return 2
+    if model == "expert" and not torch.cuda.is_available():
+        print("kbx.quality: error: --tail-model expert runs the expert kernels: it needs a CUDA GPU", file=sys.stderr)
+        return 2
+    tails = run_tails(tasks, seeds, model, case)
+    over = [t for t in tails if t.over]
+    print(f"\n{len(tails)} cases over {seeds} seeds each; {len(over)} with a seed over its allowance")
+    return 1 if over else 0
 
 
 def run_check(tasks, perf: bool) -> int:

@@ -13,9 +13,9 @@ import warnings
 
 import torch
 
+from kbx.contract.compare import EXCEPTION_KEY
 from kbx.core.record import MESSAGE_CHARS, truncate
 
-EXCEPTION_KEY = "__exception__"
 GHOST_KEY = "output"
 
 

@@ -15,6 +15,7 @@ import os
 import resource
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -30,13 +31,17 @@ from kbx.protocol import (
     Command,
     Event,
 )
+from kbx.sandbox import answers, resumes
 from kbx.sandbox import namespaces as sandbox
-from kbx.sandbox import resumes
 from kbx.sandbox.instrument import LaunchCounter, poison_cuda_allocator
+from kbx.sandbox.threads import ThreadReport
 
 CANDIDATE_MODULE = "kbx_candidate"
 MAX_FILE_BYTES = 8 * 2**30  # RLIMIT_FSIZE: room for saved outputs, no disk filling
 MAX_OPEN_FILES = 1024
+# A BORROWED event's reason, in characters: JSON escapes one in at most 12 bytes, so the event is
+# one atomic write to the pipe (PIPE_BUF, 4096 bytes), even from a candidate's thread.
+REASON_CHARS = 300
 # The timing protocol, per perf shape: the worker prepares it (GPU shared), says PREPARED, waits
 # for MEASURE (its exclusive window, kbx.driver.scheduler), measures, says MEASURED. The events
 # and their order are kbx.protocol's.
@@ -130,8 +135,6 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     import torch
 
     from kbx.sandbox import cases as case_tools
-    from kbx.tasks.inputs import make_generator
-    from kbx.tasks.spec import FIXED
 
     if job.get("timing"):
         import kbx.sandbox.timing  # noqa: F401 - captures the timing functions before the candidate can touch them
@@ -143,13 +146,8 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
     if read_command(control_fd) != Command.CHECK:  # the driver says when this worker may use the GPU
         return
     inputs_started = time.perf_counter()
-    plan = [(c, s) for c in info.all_cases() if c.name in set(job["cases"]) for s in job["seeds"][c.name]]
-    ghost_seed = int(job["ghost_seed"])
     try:
-        calls = [(case, seed, spec.make_inputs(case.params, make_generator(seed, device), device))
-                 for case, seed in plan]  # fmt: skip
-        ghost_calls = {c.name: (ghost_seed, spec.make_inputs(c.params, make_generator(ghost_seed, device), device))
-                       for c in spec.cases if c.kind != FIXED and c.name in set(job["cases"])}  # fmt: skip
+        calls, ghost_calls = _make_inputs(job, info, device)
     except Exception as exc:  # before any candidate code, so never the kernel's fault: out of memory on a
         # shared GPU (an H100 with 16 workers raised AcceleratorError, not OutOfMemoryError), a task's bug
         first_line = (str(exc).strip().splitlines() or [""])[0]
@@ -157,30 +155,72 @@ def run_child(job: dict, info, reporter: Reporter, control_fd: int, sandbox_s: f
         return
 
     inputs_s = time.perf_counter() - inputs_started
+    threads = ThreadReport(lambda names: reporter.send(event=Event.THREADS, names=names),
+                           {t.ident for t in threading.enumerate()})  # fmt: skip
     reporter.send(event=Event.CANDIDATE)  # from here on, whatever happens to this process is the candidate's doing
+    guard = _answers_guard(job, reporter)
     counter = LaunchCounter()
     counter.install()
     started = time.perf_counter()
     entry, failure = _import_candidate(spec.entry)
     compile_s = time.perf_counter() - started
+    guard.check_in_place()
+    threads()
     if failure:
         reporter.send(event=Event.CHECKED, stage_status=failure[0], error_type=failure[1], message=failure[2],
                       inputs_s=inputs_s, compile_s=compile_s, check_s=0.0, launches=0)  # fmt: skip
         return
 
     started = time.perf_counter()
-    results = []
-    for case, seed, call in calls:
-        poison_cuda_allocator(device)
-        counter.install()  # picks up launchers the candidate has imported since (Inductor's)
-        results.append(case_tools.run_case(entry, call, case.name, seed, spec.inplace, counter, device))
-    counter.install()
-    ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
-    save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
+    _run_cases(case_tools, entry, threads, calls, ghost_calls, spec, counter, device, save, guard)
     reporter.send(event=Event.CHECKED, stage_status=STAGE_RAN, error_type="", message="", inputs_s=inputs_s,
                   compile_s=compile_s, check_s=time.perf_counter() - started, launches=counter.launches)  # fmt: skip
     if job.get("timing") and read_command(control_fd) == Command.TIME:
         time_shapes(entry, info, job, reporter, control_fd, save, counter)
+
+
+def _make_inputs(job: dict, info, device: str) -> tuple[list, dict]:
+    """Every case's inputs for each of its seeds, and the ghost replay's (kbx.sandbox.cases), made
+    before the candidate is imported."""
+    from kbx.tasks.inputs import make_generator
+    from kbx.tasks.spec import FIXED
+
+    spec, wanted = info.spec, set(job["cases"])
+    plan = [(c, s) for c in info.all_cases() if c.name in wanted for s in job["seeds"][c.name]]
+    ghost_seed = int(job["ghost_seed"])
+    calls = [(case, seed, spec.make_inputs(case.params, make_generator(seed, device), device)) for case, seed in plan]
+    ghost_calls = {c.name: (ghost_seed, spec.make_inputs(c.params, make_generator(ghost_seed, device), device))
+                   for c in spec.cases if c.kind != FIXED and c.name in wanted}  # fmt: skip
+    return calls, ghost_calls
+
+
+def _answers_guard(job: dict, reporter: Reporter) -> answers.Guard:
+    """The guard that refuses kbx's own answers (kbx.sandbox.answers), installed; it reports the first try."""
+    view = answers.kbx_view(job["tasks_dir"], bool(job.get("expert")))
+
+    def borrowed(reason: str) -> None:
+        reporter.send(event=Event.BORROWED, reason=truncate(reason, REASON_CHARS))
+
+    guard = answers.Guard(view, borrowed)
+    guard.install()
+    return guard
+
+
+def _run_cases(case_tools, entry, threads: ThreadReport, calls, ghost_calls, spec, counter: LaunchCounter,
+               device: str, save, guard) -> None:  # fmt: skip
+    """Every case on its own clones of its inputs (the candidate's threads reported after each call), then
+    the ghost replay; their outputs saved for the judge. `case_tools` is kbx.sandbox.cases as imported
+    before the candidate was."""
+    results = []
+    reporting = threads.around(entry)
+    for case, seed, call in calls:
+        poison_cuda_allocator(device)
+        counter.install()  # picks up launchers the candidate has imported since (Inductor's)
+        results.append(case_tools.run_case(reporting, call, case.name, seed, spec.inplace, counter, device))
+    counter.install()
+    ghost = case_tools.ghost_replay(entry, calls, results, ghost_calls, counter, device, spec.inplace)
+    guard.check_in_place()
+    save({"results": results, "ghost": ghost}, OUTPUTS_FILE)
 
 
 def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, save, counter: LaunchCounter) -> None:
@@ -203,7 +243,7 @@ def time_shapes(entry, info, job: dict, reporter: Reporter, control_fd: int, sav
 
 def _fast_saves() -> None:
     """torch.save settings for the outputs files, set before the candidate is imported. Measured on
-    an H100 with 7 GB of perf outputs on the GPU (docs/BENCHMARKS.md, twelfth session): 9.7 s as
+    an H100 with 7 GB of perf outputs on the GPU (2026-11-27, docs/BENCHMARKS.md): 9.7 s as
     torch saves by default, 8.2 s without the checksum, 3.6 s copying through pinned memory too. The
     checksum guards against corruption in storage; the judge reads the file once, from memory, and
     judges whatever it holds."""

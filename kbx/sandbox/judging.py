@@ -15,7 +15,9 @@ from kbx.contract.compare import EXCEPTION_KEY, PASS, Outcome, compare, structur
 from kbx.core.record import Mismatch, Status
 from kbx.tasks.spec import TaskInfo
 
-# Errors that are limits of the Triton CPU interpreter, not of the kernel (stack-facts.md §9).
+# Errors that are limits of the Triton CPU interpreter, not of the kernel: it runs no autotuner (no
+# active driver), no libdevice function and no fp16 tl.math.erf, all of which a GPU compiles
+# (docs/DEPENDENCIES.md, "The Triton CPU interpreter").
 INTERPRETER_LIMITS = (
     "0 active drivers",  # @triton.autotune
     "Did you forget to add @triton.jit",  # libdevice functions
@@ -31,6 +33,8 @@ INTERPRETER_LIMITS = (
     "not implemented on the CPU",
     "Found no NVIDIA driver",
 )
+# A perf shape's error row (kbx.sandbox.timing), by the exception's name, when it is not a runtime error.
+PERF_ERROR_STATUSES = {"OutOfMemoryError": Status.OUT_OF_MEMORY, "ForeignOutput": Status.WRONG_TYPE}
 BF16_ON_CPU = "bf16 arithmetic is unreliable under the Triton CPU interpreter; judge this on a GPU"
 
 
@@ -110,13 +114,14 @@ def _failure_reason(failure: tuple) -> str:
 
 
 def judge_perf_outputs(info: TaskInfo, payload: dict, rows: list[dict], device: str, expected_for) -> Verdict:
-    """Re-check the output of the last timed call at every perf shape: speed only counts when correct,
-    and only when Triton computed it (the launch check of the cases, again at each perf shape)."""
+    """Re-check, at every perf shape, the output of the timed call the worker kept: its fastest repetition,
+    copied when it returned, on inputs of a seed drawn for that call (kbx.sandbox.timing). Speed only counts
+    when correct, and only when Triton computed it (the launch check of the cases, again at each perf shape)."""
     cases = {c.name: c for c in info.spec.perf}
     for row in rows:
         if not row.get("ok"):
             error_type = row.get("error", "").split(":")[0]
-            status = Status.OUT_OF_MEMORY if error_type == "OutOfMemoryError" else Status.RUNTIME_ERROR
+            status = PERF_ERROR_STATUSES.get(error_type, Status.RUNTIME_ERROR)
             return Verdict(status, f"perf shape {row['shape']}: {row.get('error', 'failed')}", error_type=error_type)
         if row["prepare_launches"] == 0:
             return Verdict(Status.NO_TRITON, f"perf shape {row['shape']}: the entry launched no Triton kernel there, "
@@ -128,8 +133,8 @@ def judge_perf_outputs(info: TaskInfo, payload: dict, rows: list[dict], device: 
         outcome = _judge_values(info, case, seed, expected_for(case, seed), _to_device(saved["output"], device), device)
         if not outcome.ok:
             mismatch = dataclasses.replace(outcome.mismatch, case=case.name, seed=seed)
-            return Verdict(outcome.status, f"timed output at perf shape {case.name}: {outcome.reason}",
-                           mismatch=mismatch)  # fmt: skip
+            return Verdict(outcome.status, f"perf shape {case.name}, its fastest timed call (inputs of seed {seed}): "
+                           f"{outcome.reason}", mismatch=mismatch)  # fmt: skip
     return Verdict(Status.OK)
 
 

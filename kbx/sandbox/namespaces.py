@@ -5,9 +5,11 @@ enters new mount, network, IPC and UTS namespaces, builds the candidate's view o
 mounts a private /proc and gives up its privileges, all before any candidate code runs. A
 non-root zygote works inside a user namespace of its own. What the candidate then gets:
 
-- a read-only, nosuid world (Python, torch, triton, kbx), with home directories, /run, the tasks
-  folder (reference and expert files) and the evaluation's working folder hidden under empty
-  tmpfs mounts; only its own job directory is writable, plus a private /tmp and /dev/shm;
+- a read-only, nosuid world (Python, torch, triton), with home directories, /run and the
+  evaluation's working folder hidden under empty tmpfs mounts; only its own job directory is
+  writable, plus a private /tmp and /dev/shm;
+- of kbx, the parts its worker runs on, wherever kbx is installed; the tasks folders (reference and
+  expert files), kbx's git store and its other parts hidden (kbx.sandbox.answers);
 - a minimal /dev (null, zero, full, random, urandom and the GPU's device nodes);
 - no network (an empty network namespace) and no view of any process but its own descendants;
 - as root, the unprivileged uid `nobody` with no capabilities; otherwise its own uid with every
@@ -35,6 +37,7 @@ import signal
 import sys
 
 from kbx.protocol import SANDBOX_NAMESPACES
+from kbx.sandbox import answers
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -106,19 +109,20 @@ def nobody_ids() -> tuple[int, int]:
 # --- the filesystem view ---------------------------------------------------------------------
 
 
-def view_plan(job: dict) -> tuple[list[str], list[str], list[str]]:
-    """(hidden directories, visible paths under them, kbx's stores) for a job. The first two are
-    the same for every job of an evaluation, so the zygote computes them once and every fork
-    inherits them; stores are looked for at each fork, since one may appear while the evaluation
-    runs. Stores are covered last: a visible path (a checkout under /tmp) may bring them back."""
-    hidden, visible = _view_plan(job["tasks_dir"], os.path.dirname(os.path.dirname(job["job_dir"])))
+def view_plan(job: dict) -> tuple[list[str], list[str], list[str], answers.KbxView]:
+    """(hidden directories, visible paths under them, kbx's stores, kbx's view) for a job. All but
+    the stores are the same for every job of an evaluation (kbx's view for each kind of attempt),
+    so the zygote computes them once and every fork inherits them; stores are looked for at each
+    fork, since one may appear while the evaluation runs. Stores and kbx's answers are covered
+    last: a visible path (a checkout under /tmp) may bring them back."""
+    hidden, visible = _view_plan(os.path.dirname(os.path.dirname(job["job_dir"])))
     stores = [s for s in (os.path.join(os.getcwd(), name) for name in STORE_DIRS) if os.path.isdir(s)]
-    return hidden, visible, stores
+    return hidden, visible, stores, answers.kbx_view(job["tasks_dir"], bool(job.get("expert")))
 
 
 @functools.lru_cache(maxsize=4)
-def _view_plan(tasks_dir: str, eval_dir: str) -> tuple[list[str], list[str]]:
-    hidden = _hidden_dirs(tasks_dir, eval_dir)
+def _view_plan(eval_dir: str) -> tuple[list[str], list[str]]:
+    hidden = _hidden_dirs(eval_dir)
     return hidden, _visible_paths(hidden, eval_dir)
 
 
@@ -130,13 +134,12 @@ def _visible_paths(hidden: list[str], eval_dir: str) -> list[str]:
     return sorted(p for p in paths if any(_under(p, h) for h in hidden) and not _under(eval_dir, p))
 
 
-def _hidden_dirs(tasks_dir: str, eval_dir: str) -> list[str]:
-    """Directories covered by an empty tmpfs: other users' and this user's files, sockets, other
-    attempts (the evaluation's working folder) and the task files (the worker's task module is
-    loaded before the sandbox is entered, so expert kernels and other tasks stay out of reach).
-    kbx's stores (STORE_DIRS) are added per fork by view_plan.
-    /dev is rebuilt whole (build_view), so nothing under it is listed."""
-    dirs = [d for d in {*HIDDEN_DIRS, os.path.expanduser("~"), tasks_dir, eval_dir}
+def _hidden_dirs(eval_dir: str) -> list[str]:
+    """Directories covered by an empty tmpfs: other users' and this user's files, sockets and other
+    attempts (the evaluation's working folder). kbx's stores (STORE_DIRS) and answers (the task
+    files among them: the worker's task module is loaded before the sandbox is entered) are
+    covered per fork by build_view. /dev is rebuilt whole (build_view), so nothing under it is listed."""
+    dirs = [d for d in {*HIDDEN_DIRS, os.path.expanduser("~"), eval_dir}
             if os.path.isdir(d) and os.path.realpath(d) != "/" and not _under(d, "/dev")]  # fmt: skip
     # A hidden directory inside another one is covered already (its mount point would be gone).
     return sorted(d for d in dirs if not any(o != d and _under(d, o) for o in dirs))
@@ -172,11 +175,12 @@ def _mkpoint(path: str, is_dir: bool) -> None:
 
 
 def build_view(job: dict, gpu: bool) -> None:
-    """In a fresh mount namespace: the read-only world, hidden directories, minimal /dev and the
-    writable job directory. Runs in the worker (enter), before any candidate code."""
-    hidden_dirs, visible, stores = view_plan(job)
+    """In a fresh mount namespace: the read-only world, hidden directories, minimal /dev, the
+    writable job directory and kbx's view. Runs in the worker (enter), before any candidate code."""
+    hidden_dirs, visible, stores, kbx_view = view_plan(job)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing below propagates back to the host
     keep = {path: os.open(path, os.O_PATH) for path in [job["job_dir"], *visible, *_device_nodes(gpu)]}
+    parts = {path: os.open(path, os.O_PATH) for path in kbx_view.part_paths()}
     try:
         _make_read_only("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID)
         for hidden in hidden_dirs:
@@ -192,12 +196,25 @@ def build_view(job: dict, gpu: bool) -> None:
             is_dir = os.path.isdir(f"/proc/self/fd/{fd}")
             _mkpoint(path, is_dir)
             _bind_from_fd(fd, path, writable=path == job["job_dir"])
-        for store in stores:
+        for store in [*stores, *kbx_view.places]:
             if os.path.isdir(store):  # else it is out of sight already, under a hidden directory
                 _mount("tmpfs", store, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=0755")
+        _show_kbx(kbx_view.package, parts)
     finally:
-        for fd in keep.values():
+        for fd in [*keep.values(), *parts.values()]:
             os.close(fd)
+
+
+def _show_kbx(package: str, parts: dict[str, int]) -> None:
+    """The kbx package the worker runs, wherever it lives (under a hidden directory too: an editable
+    install from a checkout in a home directory), showing `parts` (path -> O_PATH descriptor) alone,
+    read-only."""
+    os.makedirs(package, exist_ok=True)  # under a hidden directory it is gone, in a tmpfs still writable here
+    _mount("tmpfs", package, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    for path, fd in parts.items():
+        _mkpoint(path, os.path.isdir(f"/proc/self/fd/{fd}"))
+        _bind_from_fd(fd, path, writable=False)
+    _make_read_only(package, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID)
 
 
 # --- processes --------------------------------------------------------------------------------
@@ -294,8 +311,8 @@ def _drop_privileges(root: bool, gpu: bool) -> None:
 
 def probe(gpu: bool = False) -> str:
     """"" when the sandbox works here, else why not: enters it in a child with a scratch job and
-    checks from inside that the world is read-only, the job directory writable, the network and
-    other processes out of sight."""
+    checks from inside that the world is read-only, the job directory writable, the network,
+    other processes and kbx's answers out of sight, and the kbx its workers run on in sight."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="kbx-sandbox-probe-") as work:
@@ -310,7 +327,7 @@ def probe(gpu: bool = False) -> str:
             os.close(report_r)
             try:
                 enter({"job_dir": job_dir, "tasks_dir": tasks_dir}, gpu)
-                os.write(report_w, json.dumps(_inside_checks(job_dir, tasks_dir)).encode())
+                os.write(report_w, json.dumps(_inside_checks(job_dir, tasks_dir, answers.package_dir())).encode())
                 os._exit(0)
             except BaseException as exc:  # noqa: BLE001 - reported to the parent as text
                 os.write(report_w, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
@@ -328,7 +345,7 @@ def probe(gpu: bool = False) -> str:
     return report.get("error", "") or "; ".join(k for k, ok in report.items() if not ok)
 
 
-def _inside_checks(job_dir: str, tasks_dir: str) -> dict:
+def _inside_checks(job_dir: str, tasks_dir: str, package: str) -> dict:
     import socket
 
     def can_write(path: str) -> bool:
@@ -352,6 +369,8 @@ def _inside_checks(job_dir: str, tasks_dir: str) -> dict:
         "the tasks folder is visible": not os.path.exists(os.path.join(tasks_dir, "task.py")),
         "other processes are visible": [p for p in os.listdir("/proc") if p.isdigit()] == ["1"],
         "the network is reachable": not connects(),
+        "the kbx the worker runs on is out of sight": os.path.isfile(os.path.join(package, "sandbox", "child.py")),
+        "kbx's expert pieces are in sight": not os.path.exists(os.path.join(package, "experts")),
     }
 
 

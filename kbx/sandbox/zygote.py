@@ -14,11 +14,13 @@ Protocol, JSON lines. Driver -> zygote on stdin:
     {"op": "release", "id": ID}          continue that child's own process (not its descendants)
                  after a freeze that stopped it
     {"op": "thaw"}                       continue what the last freeze stopped
+    {"op": "trees", "token": T}          report every child's process tree (pids as the zygote sees them)
 Zygote -> driver on its protocol fd (the original stdout):
     {"id": ID, "event": "spawned", "pid": P}
     {"id": ID, "event": <child event>, ...}   relayed from the child's result pipe
     {"id": ID, "event": "exit", "code": C, "signal": S}
     {"id": "", "event": "frozen", "token": T, "processes": N}
+    {"id": "", "event": "trees", "token": T, "trees": {ID: [pid, ...]}}   children in the order spawned
 """
 
 from __future__ import annotations
@@ -97,6 +99,9 @@ class Zygote:
         elif op == ZygoteOp.THAW:
             freezer.thaw(self.frozen)
             self.frozen = set()
+        elif op == ZygoteOp.TREES:
+            trees = {job_id: freezer.tree(child["pid"]) for job_id, child in self.children.items()}
+            self.emit(id="", event=Event.TREES, token=msg.get("token", 0), trees=trees)
         elif op == ZygoteOp.SIGNAL and msg["id"] in self.children:
             try:
                 os.kill(self.children[msg["id"]]["pid"], int(msg["signum"]))

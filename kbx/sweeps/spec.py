@@ -1,4 +1,5 @@
-"""The sweep file (sweeps/*.yaml) and the command line, parsed into a validated `SweepSpec`.
+"""The sweep file (sweeps/*.yaml) and the command line, checked against their schema (SweepFile,
+SweepCommandLine: one line per problem, kbx.core.schema) and parsed into a `SweepSpec`.
 
     overrides: [method=iterative, task=Activation/gelu]   # kbx.run overrides for every trial
     space:                                                # searched kbx.run keys (or config groups)
@@ -16,19 +17,27 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from pathlib import Path
+from typing import Annotated, Literal, Union
+
+from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from kbx.core.errors import ConfigError
+from kbx.core.schema import Schema, Text, rule, validate
 
 SWEEP_KEYS = ("n_trials", "storage", "study")  # command-line keys that belong to the sweep, not to kbx.run
-FILE_KEYS = {"description", "overrides", "space", "objectives", "sampler", "pruner", "n_trials", "study", "storage",
-             "heartbeat_s"}  # fmt: skip
 # What a trial can optimise: Job.run's summary, plus total_tokens (prompt + completion).
 METRICS = ("correct_rate", "compile_rate", "fast_1", "geomean_speedup", "n_timed", "llm_calls", "llm_errors",
            "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd")  # fmt: skip
 DIRECTIONS = ("maximize", "minimize")
+# sampler.name / pruner.name -> the Optuna class (kbx.sweeps.study builds it with the other keys)
+SAMPLERS = {"tpe": "TPESampler", "random": "RandomSampler", "grid": "GridSampler", "nsgaii": "NSGAIISampler",
+            "nsgaiii": "NSGAIIISampler", "qmc": "QMCSampler", "gp": "GPSampler", "cmaes": "CmaEsSampler",
+            "bruteforce": "BruteForceSampler"}  # fmt: skip
+PRUNERS = {"none": "NopPruner", "nop": "NopPruner", "median": "MedianPruner", "percentile": "PercentilePruner",
+           "threshold": "ThresholdPruner", "successive_halving": "SuccessiveHalvingPruner",
+           "hyperband": "HyperbandPruner"}  # fmt: skip
 _PLAIN = re.compile(r"^[\w./:-]+$")
 _MISSING = object()
 
@@ -126,6 +135,130 @@ def override_key(item: str) -> str:
     return item.split("=", 1)[0].lstrip("+~")
 
 
+# ----- the sweep file's schema (kbx.core.schema: one line per failure) -----------------------------
+
+Choice = str | int | float | bool | None
+When = dict[Text, Choice | list[Choice]] | None  # earlier parameter -> its value(s) for which this one is searched
+Override = Annotated[Text, StringConstraints(pattern="="), Field(description="key=value")]
+
+
+class _Range(Schema):
+    low: float
+    high: float
+    step: Annotated[float, Field(gt=0)] | None = None
+    log: bool = False
+    when: When = None
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.low > self.high:
+            raise rule(f"low ({self.low:g}) is above high ({self.high:g})")
+        if self.log and (self.low <= 0 or self.step not in (None, 1)):
+            raise rule("log needs low > 0 and no step")
+        return self
+
+
+class IntRange(_Range):
+    type: Literal["int"]
+    low: int
+    high: int
+    step: Annotated[int, Field(gt=0)] | None = None
+
+
+class FloatRange(_Range):
+    type: Literal["float"]
+
+
+class Categorical(Schema):
+    type: Literal["categorical"]
+    choices: list[Choice] = Field(min_length=1)
+    when: When = None
+
+
+def _choices_shorthand(raw):
+    """`prompt: [base, math]` is short for `{type: categorical, choices: [base, math]}`."""
+    return {"type": "categorical", "choices": raw} if isinstance(raw, list) else raw
+
+
+Searched = Annotated[Union[IntRange, FloatRange, Categorical], Field(discriminator="type",  # noqa: UP007
+                     description="or a list of choices"), BeforeValidator(_choices_shorthand)]  # fmt: skip
+
+
+class ObjectiveSettings(Schema):
+    metric: Literal[METRICS]
+    direction: Literal[DIRECTIONS]
+
+
+class Sampler(Schema):
+    model_config = ConfigDict(extra="allow")  # the rest: keyword arguments of the Optuna sampler
+    name: Literal[tuple(SAMPLERS)]
+
+
+class Pruner(Schema):
+    model_config = ConfigDict(extra="allow")  # the rest: keyword arguments of the Optuna pruner
+    name: Literal[tuple(PRUNERS)]
+
+
+def _named(raw):
+    """`sampler: tpe` is short for `{name: tpe}`; `pruner:` with no value is `{name: none}`."""
+    return {"name": "none"} if raw is None else {"name": raw} if isinstance(raw, str) else raw
+
+
+class SweepFile(Schema):
+    description: Text = ""
+    overrides: list[Override] = Field(default_factory=list)
+    space: dict[Text, Searched] = Field(min_length=1)
+    objectives: Annotated[list[ObjectiveSettings], Field(min_length=1),
+                          BeforeValidator(lambda raw: [raw] if isinstance(raw, dict) else raw)]  # fmt: skip
+    sampler: Annotated[Sampler, BeforeValidator(_named)] = Sampler(name="tpe")
+    pruner: Annotated[Pruner, BeforeValidator(_named)] = Pruner(name="none")
+    n_trials: Annotated[int, Field(ge=1)] = 10  # trials the study should have (done or pruned)
+    study: Text = ""
+    storage: Text = ""
+    heartbeat_s: Annotated[int, Field(ge=1)] = 60
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        _check_when(self.space)
+        doubled = [o for o in self.overrides if override_key(o) in self.space]
+        if doubled:
+            raise rule(f"overrides: {override_key(doubled[0])} is also in space; list it in one place")
+        if len({o.metric for o in self.objectives}) != len(self.objectives):
+            raise rule("objectives: an objective metric is listed twice")
+        if self.pruner.name not in ("none", "nop"):
+            if len(self.objectives) > 1:
+                raise rule("pruner: Optuna cannot prune multi-objective studies; use pruner: none")
+            if self.objectives[0].direction != "maximize":
+                raise rule("pruner: trials report their running correct rate, which only fits a maximised objective; "
+                           "use pruner: none with direction minimize")  # fmt: skip
+        floats = [key for key, p in self.space.items() if p.type == "float"]
+        if self.sampler.name == "grid" and floats:
+            raise rule(f"sampler grid needs discrete parameters; {floats[0]} is a float range "
+                       "(make it categorical with the values to try)")  # fmt: skip
+        return self
+
+
+def _check_when(space: dict) -> None:
+    """`when` names categorical parameters listed earlier, and values among their choices."""
+    earlier: dict = {}
+    for key, p in space.items():
+        for other, values in (p.when or {}).items():
+            if other not in earlier or earlier[other].type != "categorical":
+                raise rule(f"space.{key}: when: {other} must be a categorical parameter listed before this one")
+            bad = [v for v in (values if isinstance(values, list) else [values]) if v not in earlier[other].choices]
+            if bad:
+                raise rule(f"space.{key}: when: {bad[0]!r} is not a choice of {other}")
+        earlier[key] = p
+
+
+class SweepCommandLine(Schema):
+    """The command line's own keys (SWEEP_KEYS); they win over the file's."""
+
+    n_trials: Annotated[int, Field(ge=1)] = None  # None: not given (a default is not validated)
+    storage: Text = ""
+    study: Text = ""
+
+
 def load(path: str | Path, argv: list[str]) -> SweepSpec:
     """Read the sweep file and apply the command line; every problem is a ConfigError naming the key."""
     import yaml
@@ -137,12 +270,24 @@ def load(path: str | Path, argv: list[str]) -> SweepSpec:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML ({_one_line(exc)})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping with keys space, objectives, ... (got {type(data).__name__})")
-    unknown = sorted(set(data) - FILE_KEYS)
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(FILE_KEYS))}")
-    where = str(path)
+    sweep = validate(SweepFile, data, where=f"{path}: ")
+    cli, run_overrides = _command_line(argv)
+    clash = [o for o in run_overrides if override_key(o) in sweep.space]
+    if clash:
+        raise ConfigError(f"{clash[0]!r}: {override_key(clash[0])} is searched by {path.name}; "
+                          f"remove it from the command line or from the file's space")  # fmt: skip
+    given = {override_key(o) for o in run_overrides}
+    overrides = [o for o in sweep.overrides if override_key(o) not in given] + run_overrides
+    space = tuple(_param(key, p) for key, p in sweep.space.items())
+    objectives = tuple(Objective(o.metric, o.direction) for o in sweep.objectives)
+    return SweepSpec(path, tuple(overrides), space, objectives, sweep.sampler.model_dump(), sweep.pruner.model_dump(),
+                     cli.n_trials or sweep.n_trials, cli.study or sweep.study or path.stem, cli.storage or sweep.storage,
+                     sweep.heartbeat_s)  # fmt: skip
+
+
+def _command_line(argv: list[str]) -> tuple[SweepCommandLine, list[str]]:
+    """The sweep's own keys (n_trials=, storage=, study=), and the kbx.run overrides."""
+    import yaml
 
     cli, run_overrides = {}, []
     for item in argv:
@@ -150,152 +295,17 @@ def load(path: str | Path, argv: list[str]) -> SweepSpec:
             raise ConfigError(f"override {item!r} is not key=value")
         key, value = item.split("=", 1)
         if key in SWEEP_KEYS:
-            cli[key] = value
+            cli[key] = yaml.safe_load(value) if key == "n_trials" else value  # a number, as Hydra would read it
         else:
             run_overrides.append(item)
-
-    space = _space(data.get("space"), where)
-    searched = {p.key for p in space}
-    clash = [o for o in run_overrides if override_key(o) in searched]
-    if clash:
-        raise ConfigError(f"{clash[0]!r}: {override_key(clash[0])} is searched by {path.name}; "
-                          f"remove it from the command line or from the file's space")  # fmt: skip
-    file_overrides = data.get("overrides") or []
-    if not isinstance(file_overrides, list) or not all(isinstance(o, str) and "=" in o for o in file_overrides):
-        raise ConfigError(f"{where}: overrides must be a list of key=value strings")
-    doubled = [o for o in file_overrides if override_key(o) in searched]
-    if doubled:
-        raise ConfigError(f"{where}: overrides: {override_key(doubled[0])} is also in space; list it in one place")
-    given = {override_key(o) for o in run_overrides}
-    overrides = [o for o in file_overrides if override_key(o) not in given] + run_overrides
-
-    objectives = _objectives(data.get("objectives"), where)
-    sampler = _named(data.get("sampler", {"name": "tpe"}), "sampler", where)
-    pruner = _named(data.get("pruner", {"name": "none"}), "pruner", where)
-    if pruner["name"] not in ("none", "nop"):
-        if len(objectives) > 1:
-            raise ConfigError(f"{where}: pruner: Optuna cannot prune multi-objective studies; use pruner: none")
-        if objectives[0].direction != "maximize":
-            raise ConfigError(f"{where}: pruner: trials report their running correct rate, which only fits a "
-                              f"maximised objective; use pruner: none with direction minimize")  # fmt: skip
-    n_trials = _positive_int(cli.get("n_trials", data.get("n_trials", 10)), "n_trials")
-    heartbeat = _positive_int(data.get("heartbeat_s", 60), "heartbeat_s")
-    study = str(cli.get("study") or data.get("study") or path.stem)
-    storage = str(cli.get("storage") or data.get("storage") or "")
-    return SweepSpec(path, tuple(overrides), space, objectives, sampler, pruner, n_trials, study, storage, heartbeat)
+    return validate(SweepCommandLine, cli), run_overrides
 
 
-def _space(raw, where: str) -> tuple[Param, ...]:
-    if not isinstance(raw, dict) or not raw:
-        raise ConfigError(f"{where}: space must map kbx.run keys to ranges, e.g. iteration.rounds: "
-                          f"{{type: int, low: 1, high: 3}}")  # fmt: skip
-    params: list[Param] = []
-    for key, value in raw.items():
-        p = _param(str(key), value, where, {q.key: q for q in params})
-        params.append(p)
-    return tuple(params)
-
-
-def _param(key: str, raw, where: str, earlier: dict[str, Param]) -> Param:
-    at = f"{where}: space.{key}"
-    if isinstance(raw, list):
-        raw = {"type": "categorical", "choices": raw}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{at}: expected {{type: int|float|categorical, ...}} or a list of choices, got {raw!r}")
-    raw = dict(raw)
-    when = _when(raw.pop("when", None), at, earlier)
-    return dataclasses.replace(_typed(key, raw, at), when=when)
-
-
-def _when(raw, at: str, earlier: dict[str, Param]) -> tuple:
-    """`when: {method: best_of_n}` or `{method: [a, b]}`; keys must be categorical parameters listed earlier."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, dict) or not raw:
-        raise ConfigError(f"{at}: when must map an earlier parameter to its value(s), e.g. when: {{method: best_of_n}}")
-    out = []
-    for key, values in raw.items():
-        values = values if isinstance(values, list) else [values]
-        if key not in earlier or earlier[key].type != "categorical":
-            raise ConfigError(f"{at}: when: {key} must be a categorical parameter listed before this one")
-        bad = [v for v in values if v not in earlier[key].choices]
-        if bad:
-            raise ConfigError(f"{at}: when: {bad[0]!r} is not a choice of {key}")
-        out.append((key, tuple(values)))
-    return tuple(out)
-
-
-def _typed(key: str, raw: dict, at: str) -> Param:
-    kind = raw.get("type")
-    allowed = {"int": {"type", "low", "high", "step", "log"}, "float": {"type", "low", "high", "step", "log"},
-               "categorical": {"type", "choices"}}.get(kind)  # fmt: skip
-    if allowed is None:
-        raise ConfigError(f"{at}: type must be int, float or categorical, got {kind!r}")
-    extra = sorted(set(raw) - allowed)
-    if extra:
-        raise ConfigError(f"{at}: unknown field(s) {', '.join(extra)} for type {kind}")
-    if kind == "categorical":
-        choices = raw.get("choices")
-        if not isinstance(choices, list) or not choices:
-            raise ConfigError(f"{at}: choices must be a non-empty list")
-        if not all(c is None or isinstance(c, bool | int | float | str) for c in choices):
-            raise ConfigError(f"{at}: choices must be strings, numbers, booleans or null")
-        return Param(key, kind, choices=tuple(choices))
-    number = int if kind == "int" else (int, float)
-    low, high, step = raw.get("low"), raw.get("high"), raw.get("step")
-    for name, v in (("low", low), ("high", high), ("step", step)):
-        if (v is not None or name != "step") and (not isinstance(v, number) or isinstance(v, bool) or
-                                                   (isinstance(v, float) and not math.isfinite(v))):  # fmt: skip
-            raise ConfigError(f"{at}: {name} must be {'an integer' if kind == 'int' else 'a number'}, got {v!r}")
-    if low > high:
-        raise ConfigError(f"{at}: low ({low}) is above high ({high})")
-    log = raw.get("log", False)
-    if not isinstance(log, bool) or (log and (low <= 0 or step not in (None, 1))):
-        raise ConfigError(f"{at}: log must be true or false; log needs low > 0 and no step")
-    if step is not None and step <= 0:
-        raise ConfigError(f"{at}: step must be positive, got {step!r}")
-    return Param(key, kind, low=low, high=high, step=step, log=log)
-
-
-def _objectives(raw, where: str) -> tuple[Objective, ...]:
-    if isinstance(raw, dict):
-        raw = [raw]
-    if not isinstance(raw, list) or not raw:
-        raise ConfigError(f"{where}: objectives must be a list like [{{metric: correct_rate, direction: maximize}}]")
-    out = []
-    for item in raw:
-        if not isinstance(item, dict) or set(item) != {"metric", "direction"}:
-            raise ConfigError(f"{where}: each objective needs exactly metric and direction, got {item!r}")
-        if item["metric"] not in METRICS:
-            raise ConfigError(f"{where}: objective metric {item['metric']!r} is not one of {', '.join(METRICS)}")
-        if item["direction"] not in DIRECTIONS:
-            raise ConfigError(f"{where}: objective direction must be maximize or minimize, got {item['direction']!r}")
-        out.append(Objective(item["metric"], item["direction"]))
-    if len({o.metric for o in out}) != len(out):
-        raise ConfigError(f"{where}: an objective metric is listed twice")
-    return tuple(out)
-
-
-def _named(raw, what: str, where: str) -> dict:
-    if isinstance(raw, str):
-        raw = {"name": raw}
-    if raw is None:
-        raw = {"name": "none"}
-    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-        raise ConfigError(f"{where}: {what} must be {{name: ..., <keyword arguments>}}, got {raw!r}")
-    return dict(raw)
-
-
-def _positive_int(value, key: str) -> int:
-    try:
-        n = int(value)
-        if str(n) != str(value).strip():
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a positive integer, got {value!r}") from None
-    if n < 1:
-        raise ConfigError(f"{key} must be a positive integer, got {value!r}")
-    return n
+def _param(key: str, p) -> Param:
+    when = tuple((k, tuple(v if isinstance(v, list) else [v])) for k, v in (p.when or {}).items())
+    if p.type == "categorical":
+        return Param(key, p.type, choices=tuple(p.choices), when=when)
+    return Param(key, p.type, low=p.low, high=p.high, step=p.step, log=p.log, when=when)
 
 
 def _param_dict(p: Param) -> dict:

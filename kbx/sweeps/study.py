@@ -18,15 +18,9 @@ from pathlib import Path
 
 from kbx.core.errors import USER_ERRORS, ConfigError
 from kbx.sweeps.compose import compose
-from kbx.sweeps.spec import METRICS, Param, SweepSpec, override, redacted
+from kbx.sweeps.spec import METRICS, PRUNERS, SAMPLERS, Param, SweepSpec, override, redacted
 
 log = logging.getLogger("kbx.sweep")
-SAMPLERS = {"tpe": "TPESampler", "random": "RandomSampler", "grid": "GridSampler", "nsgaii": "NSGAIISampler",
-            "nsgaiii": "NSGAIIISampler", "qmc": "QMCSampler", "gp": "GPSampler", "cmaes": "CmaEsSampler",
-            "bruteforce": "BruteForceSampler"}  # fmt: skip
-PRUNERS = {"none": "NopPruner", "nop": "NopPruner", "median": "MedianPruner", "percentile": "PercentilePruner",
-           "threshold": "ThresholdPruner", "successive_halving": "SuccessiveHalvingPruner",
-           "hyperband": "HyperbandPruner"}  # fmt: skip
 LLM_METRICS = {"llm_calls", "llm_errors", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd"}
 OPTUNA_DB = "optuna.db"
 
@@ -95,14 +89,8 @@ def build_sampler(spec: SweepSpec):
     import optuna
 
     kwargs = {k: v for k, v in spec.sampler.items() if k != "name"}
-    name = spec.sampler["name"]
-    if name not in SAMPLERS:
-        raise ConfigError(f"sampler {name!r} is not one of {', '.join(SAMPLERS)}")
+    name = spec.sampler["name"]  # one of SAMPLERS, and grid only over discrete parameters (the sweep's schema)
     if name == "grid":
-        floats = [p.key for p in spec.space if p.type == "float"]
-        if floats:
-            raise ConfigError(f"sampler grid needs discrete parameters; {floats[0]} is a float range "
-                              f"(make it categorical with the values to try)")  # fmt: skip
         kwargs["search_space"] = {p.key: p.values() for p in spec.space}
     try:
         return getattr(optuna.samplers, SAMPLERS[name])(**kwargs)
@@ -114,9 +102,7 @@ def build_pruner(spec: SweepSpec):
     import optuna
 
     kwargs = {k: v for k, v in spec.pruner.items() if k != "name"}
-    name = spec.pruner["name"]
-    if name not in PRUNERS:
-        raise ConfigError(f"pruner {name!r} is not one of {', '.join(PRUNERS)}")
+    name = spec.pruner["name"]  # one of PRUNERS (the sweep's schema)
     try:
         return getattr(optuna.pruners, PRUNERS[name])(**kwargs)
     except (TypeError, ValueError) as exc:
@@ -133,7 +119,10 @@ def check(spec: SweepSpec, root: Path):
     for p in spec.space:
         condition = {key: values[0] for key, values in p.when}
         for value in _probe_values(p):
-            compose(spec.trial_overrides({**condition, p.key: value}))
+            try:
+                compose(spec.trial_overrides({**condition, p.key: value}))
+            except ConfigError as exc:
+                raise ConfigError(f"{spec.path}: space: {exc}") from None
     first: dict = {}
     for p in spec.space:
         if p.active(first):

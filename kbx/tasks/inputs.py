@@ -25,6 +25,19 @@ def dtype_of(name: str) -> torch.dtype:
     return dtype
 
 
+def tensor_dtypes(call) -> list[str]:
+    """The short names of the dtypes of a Call's tensor arguments (in lists and tuples too), sorted:
+    what a shape's compute limit is reckoned on (kbx.core.roofline.compute_limit)."""
+    found, todo = set(), [*call.args, *call.kwargs.values()]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, torch.Tensor):
+            found.add(str(value.dtype).removeprefix("torch."))
+        elif isinstance(value, (list, tuple)):
+            todo.extend(value)
+    return sorted(found)
+
+
 def make_generator(seed: int, device: str) -> torch.Generator:
     gen = torch.Generator(device=device)
     gen.manual_seed(int(seed))

@@ -190,7 +190,7 @@ def select(tasks: dict[str, TaskInfo], ids: list[str] | None = None, category: s
     if ids:
         unknown = [i for i in ids if i not in tasks]
         if unknown:
-            raise TaskError(f"unknown task(s) {', '.join(unknown)}; see `python -m kbx.tasks` for the list")
+            raise TaskError(f"unknown task(s) {', '.join(unknown)}; see `python -m kbx.quality` for the list")
         wanted = set(ids)
         chosen = [t for t in chosen if t.id in wanted]
     return chosen

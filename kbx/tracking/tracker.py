@@ -39,7 +39,7 @@ from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.core.secrets import redact
 from kbx.methods.loop import Judged, TaskResult
-from kbx.tracking import ui_links
+from kbx.tracking import traces, ui_links
 
 log = logging.getLogger("kbx")
 
@@ -50,9 +50,12 @@ RESULT_FILE = "result.json"  # in each task's child run: what a resumed job read
 UNFINISHED = ("RUNNING", "FAILED", "KILLED", "SCHEDULED")
 RETRY_ENV = "KBX_TRACKING_RETRY_S"
 RETRY_DEFAULT_S = 120.0
-METRICS_PER_BATCH = 900  # MLflow accepts at most 1000 metrics in one batch
+# MLflow takes at most 1000 entities (metrics, params, tags) in one log_batch call: 900 metrics leave
+# room for the params (at most 100) that go with the first batch.
+METRICS_PER_BATCH = 900
 CREATING_SUFFIX = ".creating-"  # a new sqlite store while MLflow creates its tables (then renamed)
 ROUND_PREFIX = "round_"  # a task run's series of each round's own attempt (the plain names: best so far)
+FAST_P = (1.0, 1.5, 2.0)  # the paper's fast_p thresholds above 0: a round's attempts faster than p x eager are counted
 
 
 def default_tracking_uri(root: Path) -> str:
@@ -77,10 +80,13 @@ def experiment_artifact_location(tracking_uri: str, name: str) -> str | None:
 
 
 class Tracker:
-    def __init__(self, tracking_uri: str, experiment: str, root: Path, secrets: tuple[str, ...] = ()) -> None:
+    def __init__(self, tracking_uri: str, experiment: str, root: Path, secrets: tuple[str, ...] = (),
+                 write_traces: bool = True) -> None:  # fmt: skip
+        from mlflow.tracing.client import TracingClient
         from mlflow.tracking import MlflowClient
 
         self.secrets = tuple(s for s in secrets if s)  # redacted from every text artifact, with the environment's
+        self.write_traces = write_traces  # each LLM task's trajectory as a trace (kbx.tracking.traces)
         if not tracking_uri:
             (root / DEFAULT_STORE_DIR).mkdir(parents=True, exist_ok=True)
             tracking_uri = default_tracking_uri(root)
@@ -90,6 +96,7 @@ class Tracker:
             if not may_hold_runs(tracking_uri, root):
                 _create_sqlite_store(Path(tracking_uri.removeprefix("sqlite:///")))
             self.client = Retrying(MlflowClient(tracking_uri=tracking_uri), retry_s)  # waits out a store outage
+            self.tracing = Retrying(TracingClient(tracking_uri), retry_s)
             self.experiment_id = self._experiment(experiment)
             self.tasks_experiment_id = self._experiment(ui_links.tasks_experiment(experiment))
         self.experiment = experiment
@@ -141,7 +148,7 @@ class Tracker:
     def _task_runs(self, parent_id: str) -> list:
         """The job's task runs, in the companion experiment."""
         return self.client.search_runs([self.tasks_experiment_id], max_results=5000,
-                                       filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'")  # fmt: skip
+                                       filter_string=f"tags.`{ui_links.PARENT_TAG}` = '{parent_id}'")  # fmt: skip
 
     def find_resumable(self, params: dict, tags: dict | None = None) -> str | None:
         """The job run to resume: the latest job run of this experiment with the same `config_hash`
@@ -187,7 +194,7 @@ class Tracker:
                 result = None
             if result is None:
                 log.info("deleting incomplete child run %s (%s)", child.info.run_id, child.info.run_name)
-                self.client.delete_run(child.info.run_id)
+                self.delete_task_run(child.info.run_id)
             else:
                 done[task.id] = result
         return done
@@ -198,7 +205,12 @@ class Tracker:
         for child in self._task_runs(parent_id):
             if child.info.status != "FINISHED":
                 log.info("deleting stray child run %s (%s)", child.info.run_id, child.info.run_name)
-                self.client.delete_run(child.info.run_id)
+                self.delete_task_run(child.info.run_id)
+
+    def delete_task_run(self, run_id: str) -> None:
+        """Delete a task run and the trace linked to it (one its driver wrote before dying)."""
+        traces.delete_run_traces(self.tracing, self.tasks_experiment_id, run_id)
+        self.client.delete_run(run_id)
 
     def read_task(self, run_id: str, task) -> TaskResult | None:
         """A task's result from its child run's result.json; None when it has none (an older run)."""
@@ -222,15 +234,17 @@ class Tracker:
         shipped attempt, GPU telemetry and roofline figures of its largest perf shape.
 
         Four tracking calls a task (create, one batch of params and metrics, one upload of every
-        file, terminate): each call is a store transaction, and a job logs 184 of these."""
+        file, terminate), two more for the trace of an LLM method's task: each call is a store
+        transaction, and a job logs 184 of these."""
         task, best = result.task, result.best()
-        run_tags = {"mlflow.parentRunId": parent_id, "kbx.role": "task", "kbx.method": method,
+        run_tags = {ui_links.PARENT_TAG: parent_id, "kbx.role": "task", "kbx.method": method,
                     "kbx.status": best.status.value, **(tags or {})}  # fmt: skip
         metrics = []
         for k in result.rounds():
             metrics += _round_metrics(result.best(until=k), step=k, prefix="")  # what the method ships by round k
             metrics += _round_metrics(result.best(only=k), step=k, prefix=ROUND_PREFIX)  # round k's own attempt
             metrics.append(_metric("attempts", len([j for j in result.judged if j.round == k]), k))
+            metrics += _sample_metrics([j.record for j in result.judged if j.round == k], k, hardware.device == "cuda")
         metrics += _llm_metrics(result.calls)
         if best.shapes:
             largest = best.shapes[-1]
@@ -250,6 +264,9 @@ class Tracker:
                   "hardware": hardware.name}  # fmt: skip
         self._batch(run_id, params, metrics)
         self._files(run_id, _task_files(result))
+        if self.write_traces and result.calls:
+            traces.write(self.tracing, *traces.task_trace(result, self.tasks_experiment_id, run_id, method, hardware,
+                                                          self.secrets))  # fmt: skip
         self.client.set_terminated(run_id, "FINISHED")  # last: a FINISHED task run is whole
         return run_id
 
@@ -342,12 +359,13 @@ def _task_files(result: TaskResult) -> dict[str, str]:
         files[f"attempts/{stem}.json"] = json.dumps(j.record.to_dict(), indent=1)
     for i, logged in enumerate(result.calls):
         c = logged.call
-        entry = {"round": logged.round, "role": c.role, "sample": c.sample, "cached": c.cached, "error": c.error,
+        entry = {"round": logged.round, "role": c.role, "sample": c.sample, "proposal": logged.proposal,
+                 "model": c.model, "temperature": _none_if_nan(c.temperature), "max_tokens": c.max_tokens,
+                 "cached": c.cached, "error": c.error,
                  "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
-                 "cost_usd": None if math.isnan(c.cost_usd) else c.cost_usd, "latency_s": c.latency_s,
-                 "failed_s": c.failed_s, "finish_reason": c.finish_reason, "max_tokens": c.max_tokens,
-                 "served_model": c.served_model, "cache_key": c.key, "messages": list(c.messages),
-                 "response": c.text}  # fmt: skip
+                 "cost_usd": _none_if_nan(c.cost_usd), "latency_s": c.latency_s, "failed_s": c.failed_s,
+                 "finish_reason": c.finish_reason, "served_model": c.served_model,
+                 "cache_key": c.key, "messages": list(c.messages), "response": c.text}  # fmt: skip
         files[f"llm/round{logged.round}_{i:03d}_{_safe(c.role)}.json"] = json.dumps(entry, indent=1)
     saved = {"judged": [{"round": j.round, "record": j.record.to_dict()} for j in result.judged],
              "calls": [_call_dict(c) for c in result.calls]}  # fmt: skip
@@ -360,6 +378,17 @@ def _round_metrics(record: EvalRecord, step: int, prefix: str) -> list:
     if record.timed:
         values.update(speedup=record.speedup, runtime_ms=record.runtime_ms, baseline_ms=record.baseline_ms)
     return [_metric(prefix + k, v, step) for k, v in values.items() if not math.isnan(v)]
+
+
+def _sample_metrics(records: list[EvalRecord], step: int, timed_device: bool) -> list:
+    """A round's attempts as samples (pass@k, fast_p@k: analysis.passk): how many have a verdict on the kernel,
+    how many are correct, and on a GPU, where every correct kernel is timed, how many are faster than p x eager."""
+    judged = [r for r in records if r.status.judged]
+    correct = [r for r in judged if r.correct]
+    values = {"judged_attempts": len(judged), "correct_attempts": len(correct)}
+    if timed_device and all(r.timed for r in correct):
+        values.update({f"fast_{p:g}_attempts": sum(r.speedup > p for r in correct) for p in FAST_P})
+    return [_metric(key, v, step) for key, v in values.items()]
 
 
 def _llm_metrics(calls: list) -> list:
@@ -452,8 +481,8 @@ _CALL_FIELDS = ("role", "sample", "prompt_tokens", "completion_tokens", "cost_us
 
 def _call_dict(logged) -> dict:
     c = logged.call
-    return {"round": logged.round, **{k: (None if k == "cost_usd" and math.isnan(c.cost_usd) else getattr(c, k))
-                                      for k in _CALL_FIELDS}}  # fmt: skip
+    values = {k: (None if k == "cost_usd" and math.isnan(c.cost_usd) else getattr(c, k)) for k in _CALL_FIELDS}
+    return {"round": logged.round, "proposal": logged.proposal, **values}
 
 
 def _logged_call(data: dict):
@@ -463,7 +492,11 @@ def _logged_call(data: dict):
 
     values = {k: data[k] for k in _CALL_FIELDS if k in data}
     values["cost_usd"] = math.nan if values.get("cost_usd") is None else values["cost_usd"]
-    return LoggedCall(int(data["round"]), Call(messages=(), text="", **values))
+    return LoggedCall(int(data["round"]), Call(messages=(), text="", **values), str(data.get("proposal", "")))
+
+
+def _none_if_nan(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 # ----- outages: retry tracking calls while the store is unreachable ----------------------------

@@ -92,7 +92,7 @@ TASK = Task(
     ],
     flops=_flops,
     bytes=_bytes,
-    # x2: over 400 seeds of the outlier case (scripts/tf32_tail.py --case outlier), one TF32 product against
+    # x2: over 400 seeds of the outlier case (kbx.quality audit --tail --case outlier), one TF32 product against
     # exact fp32 reaches 0.68 of the x1 allowance and two TF32 products that round differently 1.60 (36 seeds
     # over 1); the expert failed 1 of 512 elements (relative 1.24e-3) on an H100 once (2026-11-27). At x2: 0.34, 0.80.
     tolerance=matmul_tolerance(2),

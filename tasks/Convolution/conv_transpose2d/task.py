@@ -17,7 +17,7 @@ from kbx.contract.terms import magnitudes, terms_check
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
 
-# TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 3.8x the 1x allowance; x8 leaves 2x headroom
+# TF32 over 400 outlier seeds (kbx.quality audit --tail): worst 3.8x the 1x allowance; x8 leaves 2x headroom
 TOLERANCE = matmul_tolerance(8)
 
 

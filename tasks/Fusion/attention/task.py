@@ -16,7 +16,7 @@ from kbx.tasks.spec import TF32_RMS_ATOL
 # fp32: TF32 tl.dot allowance. fp16: the probabilities are commonly rounded to fp16 before the
 # second product (relative error 2^-11 each), so allow 2e-3 of the output's rms on top of 2 ulps.
 # audit: the causal fp16 case with products rounded like TF32 reaches 0.65x of 2e-3; 4e-3 leaves 2x headroom.
-# v3: Triton's tl.dot truncates to TF32; over 1,000 seeds the truncating model (scripts/tf32_tail.py
+# v3: Triton's tl.dot truncates to TF32; over 1,000 seeds the truncating model (kbx.quality audit --tail
 # --model truncating) reached 1.52x the fp32 allowance on fp32_scale0125 (56 seeds over 1), and the audit's
 # truncating model put fp16_s127_causal at 0.56 of the 4e-3 rule: 4x TF32 and 6e-3 put them at 0.38 and 0.48.
 TOLERANCE = Tolerance(rms_atol={"float32": 4 * TF32_RMS_ATOL, "float16": 6e-3})

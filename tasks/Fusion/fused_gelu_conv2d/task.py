@@ -14,7 +14,7 @@ from kbx.contract.terms import magnitudes, terms_check
 from kbx.tasks import OUTLIER, PERF, STANDARD, Call, Case, Task, matmul_tolerance
 from kbx.tasks.inputs import rand_tensor
 
-# TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 2.0x the 1x allowance; x5 leaves 2x headroom
+# TF32 over 400 outlier seeds (kbx.quality audit --tail): worst 2.0x the 1x allowance; x5 leaves 2x headroom
 TOLERANCE = matmul_tolerance(5)
 GELU_MAX_SLOPE = 1.13  # GELU's derivative peaks at 1.129 (x = sqrt 2); its tanh form's likewise
 

@@ -89,8 +89,8 @@ TASK = Task(
     flops=_flops,
     bytes=_bytes,
     version=2,  # v2: TF32 truncation
-    # Triton's tl.dot truncates to TF32: over 1,000 outlier seeds the truncating model
-    # (scripts/tf32_tail.py --model truncating, 2026-11-28) reached 1.005x the 1x allowance; 3x leaves 2x headroom
+    # Triton's tl.dot truncates to TF32: over 1,000 outlier seeds the truncating model (kbx.quality
+    # audit --tail --tail-model truncating, 2026-11-28) reached 1.005x the 1x allowance; 3x leaves 2x headroom
     tolerance=matmul_tolerance(3),
     notes="TF32-level tolerance for the convolution; fixed random cases seeded; perf shapes resized.",
 )

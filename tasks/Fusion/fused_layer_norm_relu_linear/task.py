@@ -77,7 +77,7 @@ TASK = Task(
     flops=_flops,
     bytes=_bytes,
     version=2,  # tolerance widened: TF32 tail of the outlier case
-    # TF32 over 400 outlier seeds (scripts/tf32_tail.py, 2026-11-27): worst 0.56x the 1x allowance, over
+    # TF32 over 400 outlier seeds (kbx.quality audit --tail, 2026-11-27): worst 0.56x the 1x allowance, over
     # the audit's HEADROOM of 0.5; x2 leaves 2x headroom
     tolerance=matmul_tolerance(2),
     notes="normalized_shape=None means the last dim; TF32-level tolerance; fixed randn cases seeded.",

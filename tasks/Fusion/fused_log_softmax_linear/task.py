@@ -14,7 +14,7 @@ from kbx.tasks.inputs import dtype_of, literal, rand_tensor
 from kbx.tasks.spec import TF32_RMS_ATOL
 
 # Triton's tl.dot truncates to TF32: over 300 seeds of outlier_fp32_dim0 the truncating model
-# (scripts/tf32_tail.py --model truncating, 2026-11-28) reached 1.001x the fp32 allowance (1 seed over 1);
+# (kbx.quality audit --tail --tail-model truncating, 2026-11-28) reached 1.001x the fp32 allowance (1 seed over 1);
 # 3x leaves 2x headroom (v2)
 TOLERANCE = Tolerance(rms_atol={"float32": 3 * TF32_RMS_ATOL, "float16": TF32_RMS_ATOL})
 

@@ -83,7 +83,7 @@ TASK = Task(
     bytes=_bytes,
     version=3,  # v2: tolerance widened by the tolerance audit; v3: TF32 truncation
     # audit: outlier pixels put TF32 conv error at 2.3x the 1x allowance. Triton's tl.dot truncates to TF32:
-    # over 1,000 outlier seeds the truncating model (scripts/tf32_tail.py --model truncating, 2026-11-28)
+    # over 1,000 outlier seeds the truncating model (kbx.quality audit --tail --tail-model truncating, 2026-11-28)
     # reached 1.09x the 5x allowance (2 seeds over 1); 11x leaves 2x headroom
     tolerance=matmul_tolerance(11.0),
     notes="TF32-level tolerance for the convolution; fixed randn cases seeded; adds an r=3 case.",

@@ -112,7 +112,7 @@ TASK = Task(
     bytes=_bytes,
     # x2: in eval mode each channel is scaled by 1 / sqrt(running_var + eps) of random statistics, so a
     # channel's TF32 error is not proportional to the output's rms. Over 400 seeds of standard_eval
-    # (scripts/tf32_tail.py --case standard_eval), one TF32 product against exact fp32 reaches 0.68 of
+    # (kbx.quality audit --tail --case standard_eval), one TF32 product against exact fp32 reaches 0.68 of
     # the x1 allowance (over half of it) and two TF32 products that round differently 1.90; an H100
     # failed 2 of 16,384 elements once (2026-11-27). At x2: 0.34 and 0.95.
     tolerance=matmul_tolerance(2),

@@ -102,7 +102,7 @@ TASK = Task(
     bytes=_bytes,
     version=3,  # tolerance widened: TF32 tail of the outlier case
     # audit: outlier inputs put TF32 conv error at 0.53x the 1x allowance; 2x for headroom
-    # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 2.3x the 1x allowance; x5 leaves 2x headroom
+    # TF32 over 400 outlier seeds (kbx.quality audit --tail): worst 2.3x the 1x allowance; x5 leaves 2x headroom
     tolerance=matmul_tolerance(5),
     notes="TF32-level tolerance for the convolution; fixed randn cases seeded.",
 )

@@ -91,7 +91,7 @@ TASK = Task(
     flops=_flops,
     bytes=_bytes,
     version=2,  # tolerance widened: TF32 tail of the outlier case
-    # TF32 over 400 outlier seeds (scripts/tf32_tail.py): worst 1.8x the 1x allowance; x4 leaves 2x headroom
+    # TF32 over 400 outlier seeds (kbx.quality audit --tail): worst 1.8x the 1x allowance; x4 leaves 2x headroom
     tolerance=matmul_tolerance(4),
     notes="TF32-level tolerance for the convolution; fixed randn cases seeded.",
 )

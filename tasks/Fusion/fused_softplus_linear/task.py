@@ -75,7 +75,7 @@ TASK = Task(
     version=3,  # tolerance widened by the GPU tolerance audit (v2), then for the TF32 tail of the outlier case (v3)
     # v2: the audit on an H100 (2026-11-27) saw cuBLAS's TF32 product reach 0.59x of the 1x allowance on
     # one element of the outlier case (HEADROOM needs <= 0.5). v3: over 400 outlier seeds
-    # (scripts/tf32_tail.py) TF32 reached 1.06x the x2 allowance, and an H200 run failed one such seed
+    # (kbx.quality audit --tail) TF32 reached 1.06x the x2 allowance, and an H200 run failed one such seed
     # (2026-11-27); x5 leaves 2x headroom
     tolerance=matmul_tolerance(5),
     notes="TF32-level tolerance on the linear layer.",

@@ -64,7 +64,7 @@ TASK = Task(
     version=3,  # v2: matmul_tolerance(2): the TF32 tail over seeds; v3: TF32 truncation
     # Over 1,000 seeds the TF32 model of kbx.quality.audit reached 1.49x the 1x allowance on outlier_wide
     # (4 seeds over 1) and 1.13x on outlier_square (3), so a run's secret seed could fail an honest TF32
-    # reconstruction (scripts/tf32_tail.py, 2026-11-28). Triton's tl.dot truncates instead: the truncating
+    # reconstruction (kbx.quality audit --tail, 2026-11-28). Triton's tl.dot truncates instead: the truncating
     # model reached 1.61x the 2x allowance on outlier_wide (28 seeds over 1); 7x puts it at 0.46.
     tolerance=matmul_tolerance(7.0),
     notes="TF32-level tolerance (the exact answer is A; the reference differs by rounding).",

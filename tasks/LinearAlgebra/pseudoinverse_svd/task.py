@@ -95,7 +95,7 @@ TASK = Task(
     # on entries near zero.
     # audit: the V S^+ U^T product in TF32 (tl.dot) misses 1e-4 by up to 3.6x; an rms term covers it.
     # Triton's tl.dot truncates to TF32: over 1,000 seeds of standard_fp32_wide_reduced the truncating model
-    # (scripts/tf32_tail.py --model truncating, 2026-11-28) reached 1.15x (30 seeds over 1); 3x the rms term
+    # (kbx.quality audit --tail --tail-model truncating, 2026-11-28) reached 1.15x (30 seeds over 1); 3x the rms term
     tolerance=Tolerance(atol={"float32": 1e-4}, rtol={"float32": 1e-4}, rms_atol={"float32": 3 * TF32_RMS_ATOL}),
     notes="meaningful rcond for the singular and rank-4 cases; well-conditioned fp32 perf inputs; fp32 atol/rtol 1e-4",
 )

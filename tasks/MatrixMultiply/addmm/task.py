@@ -12,7 +12,7 @@ from kbx.tasks.inputs import literal, rand_tensor
 from kbx.tasks.spec import TF32_RMS_ATOL
 
 # fp32 allowance in units of TF32_RMS_ATOL. Triton's tl.dot truncates to TF32: over 300 seeds of each
-# outlier case the truncating model (scripts/tf32_tail.py --model truncating, 2026-11-28) reached 1.37x
+# outlier case the truncating model (kbx.quality audit --tail --tail-model truncating, 2026-11-28) reached 1.37x
 # the 2x allowance (1 seed over 1 each); 6x leaves 2x headroom
 TF32_FACTOR = 6.0
 
@@ -96,7 +96,7 @@ TASK = Task(
     bytes=_bytes,
     # fp32: TF32 tl.dot allowance, as every matmul task, doubled: over 1,000 seeds of each outlier case
     # the TF32 model of kbx.quality.audit reached 1.10x the 1x allowance (one seed each; p99 0.63), so a
-    # run's secret seed could fail an honest TF32 kernel (scripts/tf32_tail.py, 2026-11-28). fp16: two
+    # run's secret seed could fail an honest TF32 kernel (kbx.quality audit --tail, 2026-11-28). fp16: two
     # correct fp32-accumulating kernels round a sum of K terms differently; 1e-3 * rms is below one fp16
     # ulp of a typical output.
     version=3,  # v2: the fp32 allowance doubled (the TF32 tail over seeds); v3: TF32 truncation

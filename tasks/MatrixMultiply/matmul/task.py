@@ -83,7 +83,7 @@ TASK = Task(
     flops=_flops,
     bytes=_bytes,
     version=2,  # v2: TF32 truncation
-    # Triton's tl.dot truncates to TF32: over 1,000 outlier seeds the truncating model (scripts/tf32_tail.py
+    # Triton's tl.dot truncates to TF32: over 1,000 outlier seeds the truncating model (kbx.quality audit --tail
     # --model truncating, 2026-11-28) reached 2.84x the 1x allowance (13 seeds over 1); 6x leaves 2x headroom
     tolerance=matmul_tolerance(6),
     notes="fp32 tolerance allows TF32 tl.dot (rms term); upstream's 1e-5 rejects Triton's default matmul precision.",

@@ -84,7 +84,7 @@ TASK = Task(
     flops=_flops,
     bytes=_bytes,
     # matmul_tolerance's rms term plus an rtol for the TF32 truncation bias of the Gram diagonal (docstring);
-    # v3: over 1,000 seeds the truncating TF32 model (scripts/tf32_tail.py --model truncating, 2026-11-28)
+    # v3: over 1,000 seeds the truncating TF32 model (kbx.quality audit --tail --tail-model truncating, 2026-11-28)
     # reached 0.81x of both on outlier_64x32; twice both leaves 2x headroom
     tolerance=Tolerance(rtol={"float32": 8 * 2.0**-10}, rms_atol={"float32": 2 * TF32_RMS_ATOL}),
     version=3,

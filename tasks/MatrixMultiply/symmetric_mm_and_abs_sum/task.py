@@ -66,7 +66,7 @@ TASK = Task(
     bytes=_bytes,
     # A sum of absolute values. Triton's tl.dot truncates to TF32 (up to 2^-9 relative per product,
     # toward zero), so the error does not average out: over 1,000 seeds the truncating model
-    # (scripts/tf32_tail.py --model truncating, 2026-11-28) shifted the sum by 7.35e-4 of itself at
+    # (kbx.quality audit --tail --tail-model truncating, 2026-11-28) shifted the sum by 7.35e-4 of itself at
     # most (median 7.0e-4). 1.5e-3 of the result (its own rms, being 0-d) leaves 2x headroom.
     tolerance=Tolerance(rms_atol={"float32": 1.5e-3}),
     version=2,  # v2: TF32 truncation

@@ -63,7 +63,7 @@ TASK = Task(
     bytes=_bytes,
     version=3,  # v2: tolerance widened by the tolerance audit; v3: TF32 truncation
     # audit: outlier rows put TF32 error at 0.59x the 1x allowance. Triton's tl.dot truncates to TF32: over 300
-    # seeds of outlier_128x16 the truncating model (scripts/tf32_tail.py --model truncating, 2026-11-28)
+    # seeds of outlier_128x16 the truncating model (kbx.quality audit --tail --tail-model truncating, 2026-11-28)
     # reached 1.74x the 2x allowance (1 seed over 1), and over 1,000 seeds 2.37x; 10x leaves 2x headroom
     tolerance=matmul_tolerance(10.0),
     notes="fp32 tolerance allows TF32 tl.dot (rms term); upstream's 1e-5 rejects Triton's default matmul precision.",

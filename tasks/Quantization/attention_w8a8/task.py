@@ -104,7 +104,7 @@ TASK = Task(
     bytes=_bytes,
     version=3,  # v2: tolerance widened by the tolerance audit; v3: TF32 truncation
     # audit: outlier inputs put TF32 error in P @ V at 0.54x the 1x allowance. Triton's tl.dot truncates to
-    # TF32: over 1,000 outlier seeds the truncating model (scripts/tf32_tail.py --model truncating, 2026-11-28)
+    # TF32: over 1,000 outlier seeds the truncating model (kbx.quality audit --tail --tail-model truncating, 2026-11-28)
     # reached 1.38x the 2x allowance (26 seeds over 1); 6x leaves 2x headroom
     tolerance=matmul_tolerance(6.0),
     notes=(
