@@ -32,7 +32,7 @@ SPEED_WEIGHT = 0.5  # how far speed moves a correct kernel's reward from CORRECT
 LOG2_CLIP = 3.0  # speedups beyond 2**3 = 8x either way earn no more (or no less)
 HACKS = (Status.DECOY_KERNEL, Status.NO_TRITON, Status.HIDDEN_WORK, Status.INPUT_MUTATED)
 NOT_THE_KERNELS = (Status.HARNESS_ERROR, Status.QUARANTINED, Status.REFERENCE_ERROR, Status.UNSUPPORTED_ON_CPU,
-                   Status.UNKNOWN_TASK)  # fmt: skip
+                   Status.UNKNOWN_TASK, Status.LLM_ERROR)  # fmt: skip
 
 
 def reward(status: Status, speedup: float) -> tuple[float | None, str]:

@@ -119,7 +119,7 @@ def test_server_errors_are_retried_and_a_bad_request_is_not(tmp_path):
     # each request is one of the call's tries (its trace's child spans), the refused one with its error
     first, second = call.tries
     assert "503" in first.error and not second.error and call.started_s <= first.started_s < second.started_s
-    assert call.latency_s == pytest.approx(first.duration_s + second.duration_s)
+    assert call.latency_s == pytest.approx(second.duration_s) and call.failed_s == pytest.approx(first.duration_s)
     with ScriptedServer(lambda m, n: 400) as srv:
         call = client(srv, tmp_path, retries=3).complete(MSGS)
         assert call.error.startswith("BadRequestError") and len(srv.requests) == 1  # retrying cannot help
