@@ -91,7 +91,7 @@ def test_the_margins_hold_every_committed_measurement():
     """What the margins rest on (kbx.core.roofline): no shape kbx measured on an H100 or H200 (experts,
     torch.compile, docs/bench/results) comes near them, and each figure's best is where the comment says."""
     rows = [row for path in sorted(RESULTS.glob("h*.json")) for row in shares(path)]
-    assert len(rows) > 4_000  # every timed shape of the committed expert and torch.compile runs, both cards
+    assert len(rows) > 3_500  # every timed shape of the committed expert and torch.compile runs, both cards
     best_bw = max(rows, key=lambda r: r.bandwidth_share)
     best_compute = max(rows, key=lambda r: r.compute_share)
     assert best_bw.bandwidth_share == pytest.approx(0.927, abs=5e-4)

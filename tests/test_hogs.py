@@ -139,8 +139,8 @@ def _attempt(evictions: dict, tries: list) -> object:
     run.ev = types.SimpleNamespace(evictions=evictions, settings=types.SimpleNamespace(on_gpu=True))
     run.retries, run.failures, run.started, run.redone_s, run.alone = 0, [], time.perf_counter(), 0.0, False
 
-    def new_try() -> None:
-        run.job_id = f"job{len(tries)}"
+    def new_try() -> None:  # what AttemptRun._new_try resets that the execute loop reads
+        run.job_id, run.borrowed = f"job{len(tries)}", ""
 
     def next_try():
         outcome = tries.pop(0)

@@ -112,7 +112,7 @@ def test_multirun_predictions_rounds_and_no_secret_leak(kbx_cli, tmp_path):
         ("eval.memory_limit_gb=0.01", "eval.memory_limit_gb: expected a number >= 2"),
         ("eval.check_timeout_s=-5", "eval.check_timeout_s: expected a number > 0, got -5"),
         ("++method.path=preds.jsonl", "method.path: not a setting of method=reference (it belongs to method=predictions)"),
-        ("tracking.traces=sometimes", "tracking.traces: expected a boolean"),
+        ("tracking.traces=sometimes", "tracking.traces: expected true or false, got 'sometimes'"),
     ],
 )
 def test_bad_overrides_fail_before_any_work(kbx_cli, tmp_path, override, message):
