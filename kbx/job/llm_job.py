@@ -116,5 +116,3 @@ def repriced(result: TaskResult, llm) -> TaskResult:
                                                                                         c.call.completion_tokens)))
              for c in result.calls]  # fmt: skip
     return dataclasses.replace(result, calls=calls)
-
-
