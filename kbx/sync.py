@@ -2,20 +2,8 @@
 
     python -m kbx.sync SRC [DST] [--experiment NAME ...]
 
-A GPU node without network logs to its local store (`mlruns/`: a sqlite database, artifacts beside
-it); carried home, SRC is that directory (or its `mlflow.db`, or any tracking URI), and DST the main
-store (default `$MLFLOW_TRACKING_URI`). Every finished run of each experiment is recreated in the
-experiment of the same name in DST with its name, start and end times, status, tags, params, every
-metric's full history (value, timestamp, step) and its artifacts; `mlflow.parentRunId` is pointed
-at the parent's copy, so job/task nesting survives whatever the layout.
-
-Idempotent: each copy is tagged `kbx.source_run` with the id of the run it came from (or of the run
-that one came from), and a run whose copy is already in DST is skipped, so importing the same store
-again, or a store that grew, adds only what is new. A copy is tagged `kbx.source_run` only as its
-last write; one cut short (tagged `kbx.import_pending` alone) is deleted and redone by the next import.
-A run that has not ended (RUNNING) is left for a later import, with the runs nested under it, since
-its copy would never be updated. A copy's traces are written before its source tag, and deleted with
-a cut-short copy. Not copied: datasets (run inputs) and logged models, which kbx does not write.
+SRC is a node's local store (its `mlruns/`, its `mlflow.db`, or any tracking URI), DST the main store
+(default `$MLFLOW_TRACKING_URI`). What is copied, and why importing twice adds nothing: kbx.tracking.sync.
 """
 
 import argparse
