@@ -121,3 +121,11 @@ def test_cli_refuses_a_misspelt_key_in_one_line_exit_2_and_records_nothing(tmp_p
             "kbx: error: job 0 of 2 (method=reference method.n=three hardware=cpu): method.n: not a setting of "
             "method=reference (it belongs to method=best_of_n)"]  # fmt: skip
         assert not list(tmp_path.iterdir()), "nothing may be recorded for a bad configuration"
+
+
+def test_stored_predictions_may_carry_the_name_of_the_method_that_wrote_them():
+    """`method=predictions method.name=geak` (the GEAK corpus as a job): the settings are predictions', the name a label."""
+    from kbx.job.schema import check
+
+    cfg = compose(["method=predictions", "method.name=geak", "method.path=preds.jsonl"])
+    assert check(cfg).method.path == "preds.jsonl" and cfg.method.name == "geak"

@@ -31,6 +31,7 @@ from kbx.protocol import SANDBOX_MODES
 # so a limit below this would charge kbx's own floor to the kernel.
 MIN_MEMORY_LIMIT_GB = 2.0
 BACKENDS = ("local", "ray")
+PREDICTIONS_BUILDER = "kbx.methods.predictions.build"  # conf/method/predictions.yaml's _target_
 
 Count = Annotated[int, Field(ge=0)]  # 0 allowed (a cap of 0 is no cap)
 Positive = Annotated[int, Field(ge=1)]
@@ -262,4 +263,9 @@ def check(cfg) -> RunConfig:
     except OmegaConfBaseException as exc:  # an interpolation that does not resolve
         raise ConfigError(" ".join(str(exc).split())) from None
     data.pop("hydra", None)
+    method = data.get("method")
+    if isinstance(method, dict) and method.get("_target_") == PREDICTIONS_BUILDER:
+        # Stored kernels are labelled with the method that wrote them (method=predictions method.name=geak):
+        # the builder says which settings apply, the name is only the label.
+        data["method"] = {**method, "name": "predictions"}
     return validate(RunConfig, data)
