@@ -58,7 +58,7 @@ def test_reference_gelu_logs_a_correct_child_run(kbx_cli, tmp_path):
     assert parent["tags.kbx.commit"] == provenance.kbx_commit()  # a tag: a job resumes after a fix
     assert parent["params.nvidia_driver_version"] == parent["params.cuda_runtime_version"] == ""  # the CPU's
     assert parent["metrics.suite/correct_rate"] == 1.0 and parent["metrics.suite/n_tasks"] == 1.0
-    assert parent["tags.mlflow.runName"] == "reference | all | cpu | 3 rounds"  # the iteration budget (default 3)
+    assert parent["tags.mlflow.runName"] == "reference | Activation/gelu | cpu | 3 rounds"  # the task picked, the budget (default 3)
     link = f"http://127.0.0.1:5000/#/experiments/{parent['experiment_id']}/runs?workflowType=machine_learning"
     assert f"Compare the jobs in the MLflow UI (start it with `make ui`): {link}&viewStateShareKey=kbx" in out
     import mlflow
