@@ -259,3 +259,25 @@ def _partial_records(path) -> list:
         return json.loads(path.read_text())["partial"]["records"]
     except (OSError, ValueError, KeyError):
         return []
+
+
+def test_the_traces_bench_runs_the_same_job_bare_and_through_kbx_run(tmp_path):
+    """P5 compares like with like: the bare evaluator's job (kbx.bench llm against the same scripted
+    server) and kbx.run's take the same tasks, rounds, workers and llm.concurrency; only kbx.run's
+    jobs differ in tracking.traces."""
+    from kbx.bench.llm import scripted_tasks
+    from kbx.bench.traces import _argv
+
+    tasks = list(scripted_tasks(3))
+    assert len(tasks) == 3 and not any("kbx.experts" in code for code in scripted_tasks(3).values())
+    bare = _argv("bare", tasks, 2, 4, "http://127.0.0.1:1/v1", tmp_path / "key", tmp_path / "bare")
+    on = _argv("on", tasks, 2, 4, "http://127.0.0.1:1/v1", tmp_path / "key", tmp_path / "on")
+    off = _argv("off", tasks, 2, 4, "http://127.0.0.1:1/v1", tmp_path / "key", tmp_path / "off")
+    assert [bare[i + 1] for i, a in enumerate(bare) if a == "--task"] == tasks
+    assert list(scripted_tasks(len(tasks), tuple(tasks))) == tasks  # what kbx.bench llm --task ... picks
+    assert f"task=[{','.join(tasks)}]" in on
+    for flag, override in (("--rounds", "iteration.rounds=2"), ("--workers", "eval.workers=4"),
+                           ("--concurrency", "llm.concurrency=4"), ("--api-base", "llm.api_base=http://127.0.0.1:1/v1")):
+        assert f"{override.split('=')[0]}={bare[bare.index(flag) + 1]}" == override and override in on
+    assert "tracking.traces=true" in on and "tracking.traces=false" in off
+    assert [a for a in on if not a.startswith(("tracking", "hydra"))] == [a for a in off if not a.startswith(("tracking", "hydra"))]

@@ -1,4 +1,4 @@
-"""`python -m kbx.bench eval|summary|table|overhead|quiet|sandbox|llm|limits|traces`: see kbx.bench.suite."""
+"""`python -m kbx.bench eval|summary|table|overhead|quiet|sandbox|llm|limits|traces|costs`: see kbx.bench.suite."""
 
 import sys
 

@@ -21,13 +21,37 @@ import math
 import re
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 _TASK = re.compile(r"^Task (\S+/\S+)\.$", re.MULTILINE)
 
 
+def scripted_tasks(n_tasks: int, task_ids: tuple[str, ...] = ()) -> dict[str, str]:
+    """Task id -> expert kernel: the first `n_tasks` tasks (by id, or of `task_ids`) that the scripted
+    model can answer with their expert kernel. One whose expert imports kbx.experts would be judged
+    borrowed_answer, as any model's code that does (kbx.sandbox.answers), so those are left out."""
+    from kbx.tasks import discover
+
+    found = {t.id: Path(t.expert_path).read_text() for t in sorted(discover().values(), key=lambda t: t.id)
+             if t.expert_path and (not task_ids or t.id in task_ids)}  # fmt: skip
+    return dict(list({i: code for i, code in found.items() if "kbx.experts" not in code}.items())[:n_tasks])
+
+
+def expert_answer(messages: list[dict], experts: dict[str, str]) -> str:
+    """The scripted model: the expert kernel of the task the prompt names (the preflight gets its "ok")."""
+    if "Reply with the word ok" in messages[-1]["content"]:
+        return "ok"
+    found = _TASK.search("\n".join(m["content"] for m in messages))
+    return f"```python\n{experts[found.group(1)]}```" if found else "no task"
+
+
 def bench_llm(n_tasks: int, latency_s: float, concurrency: int, workers: int, rounds: int,
-              rate_limited: float = 0.0, retry_after_s: float = 0.0, server_errors: float = 0.0) -> dict:  # fmt: skip
+              rate_limited: float = 0.0, retry_after_s: float = 0.0, server_errors: float = 0.0,
+              api_base: str = "", task_ids: tuple[str, ...] = ()) -> dict:  # fmt: skip
+    """`api_base` set: the model is that server's (no scripted server is started; `latency_s` and the
+    refusals do not apply), as `kbx.bench traces` runs its bare job against its own scripted server.
+    `task_ids` picks the tasks (at most `n_tasks` of them)."""
     import torch
 
     from kbx.core.hardware import load_profiles
@@ -39,11 +63,8 @@ def bench_llm(n_tasks: int, latency_s: float, concurrency: int, workers: int, ro
     from kbx.methods.loop import proposers, run_suite
     from kbx.tasks import discover
 
-    # The scripted model answers with a task's expert kernel: one that imports kbx.experts would be
-    # judged borrowed_answer, as any model's code that does (kbx.sandbox.answers), so those are left out.
-    experts = {t.id: Path(t.expert_path).read_text() for t in sorted(discover().values(), key=lambda t: t.id)
-               if t.expert_path}  # fmt: skip
-    tasks = [discover()[i] for i, code in experts.items() if "kbx.experts" not in code][:n_tasks]
+    experts = scripted_tasks(n_tasks, task_ids)
+    tasks = [discover()[i] for i in experts]
 
     refused: dict[str, int] = {}  # prompt hash -> HTTP status it was refused with once
     headers = {"Retry-After": f"{retry_after_s:g}"} if retry_after_s > 0 else {}
@@ -56,12 +77,12 @@ def bench_llm(n_tasks: int, latency_s: float, concurrency: int, workers: int, ro
         if key not in refused and share < rate_limited + server_errors:
             refused[key] = 429 if share < rate_limited else 500
             return Failure(refused[key], headers if refused[key] == 429 else {})
-        found = _TASK.search("\n".join(m["content"] for m in messages))
-        return f"```python\n{experts[found.group(1)]}```" if found else "no task"
+        return expert_answer(messages, experts)
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    with ScriptedServer(answer, latency_s=latency_s) as srv, tempfile.TemporaryDirectory() as cache:
-        llm = LLMClient(LLMSettings(model="openai/bench", api_base=srv.base, api_key="sk-bench", cache="off",
+    server = nullcontext(None) if api_base else ScriptedServer(answer, latency_s=latency_s)
+    with server as srv, tempfile.TemporaryDirectory() as cache:
+        llm = LLMClient(LLMSettings(model="openai/bench", api_base=api_base or srv.base, api_key="sk-bench", cache="off",
                                     cache_dir=cache, concurrency=concurrency, retries=2, backoff_s=0.0))  # fmt: skip
         llm.preflight()  # imports litellm and opens the connection before the clock starts, as a job does
         method = build_iterative(llm=llm, prompt=PromptSettings(), hardware=load_profiles()["cpu"], budget=Budget())

@@ -2,7 +2,8 @@
 (`python -m kbx.bench llm`: whether generation overlaps evaluation; see kbx.bench.llm.
 `python -m kbx.bench table RESULTS.json ...`: docs/EXPERTS.md from eval results; see kbx.bench.table.
 `python -m kbx.bench overhead`: what kbx.run costs over this benchmark; see kbx.bench.overhead.
-`python -m kbx.bench traces`: what writing traces costs an LLM job; see kbx.bench.traces.)
+`python -m kbx.bench traces`: what kbx.run with traces costs an LLM job; see kbx.bench.traces.
+`python -m kbx.bench costs RESULTS.json ...`: the attempt costs a fresh machine starts from; see kbx.bench.costs.)
 
 Judges every expert kernel (`--method inductor`: torch.compile of every such task's reference instead;
 the report's `method` says which) (the full pipeline: worker, judge, timing) in `--runs` separate
@@ -68,9 +69,10 @@ def _parser() -> argparse.ArgumentParser:
                              "quiet: honest kernels' verdicts beside background GPU work (GPU); "
                              "overhead: kbx.run's wall time over eval's on the same tasks; "
                              "limits: timed shapes against the device's limits (kbx.bench.limits); "
-                             "traces: an LLM job's wall time with tracking.traces on over off")  # fmt: skip
+                             "costs: the attempt costs a fresh machine starts from, from eval --json files (kbx.bench.costs); "
+                             "traces: an LLM job's wall time through kbx.run with traces on, over the bare evaluator and over traces off")  # fmt: skip
     parser.add_argument("results", nargs="*", help="table, limits: results files of eval --json (experts, and "
-                                                   "inductor); summary: one such file")  # fmt: skip
+                                                   "inductor); summary: one such file; costs: the experts' files")  # fmt: skip
     parser.add_argument("--out", default="", help="table: write the markdown here (default: print it); "
                                                   "overhead: directory for logs and overhead.json "
                                                   f"(default {OVERHEAD_OUT})")  # fmt: skip
@@ -95,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rate-limited", type=float, default=0.0, help="llm: share of calls answered 429 once")
     parser.add_argument("--retry-after", type=float, default=0.0, help="llm: the 429s' Retry-After seconds (0: none)")
     parser.add_argument("--server-errors", type=float, default=0.0, help="llm: share of calls answered 500 once")
+    parser.add_argument("--api-base", default="", help="llm: the model server to use instead of a scripted one "
+                        "(it must answer each task with a kernel)")  # fmt: skip
     parser.add_argument("--hardware", default="auto", help="overhead: kbx.run's hardware profile; limits: "
                         "the profile of results files that do not name their GPU")  # fmt: skip
     parser.add_argument("--repeats", type=int, default=1, help="overhead, traces: times each command is run")
@@ -123,6 +127,19 @@ def _traces(args, parser) -> int:
 
     report = bench_traces(Path(args.out or TRACES_OUT), args.tasks, args.rounds, args.workers, args.repeats)
     return _print_report(args, report, format_traces_report)
+
+
+def _costs(args, parser) -> int:
+    from kbx.bench.costs import CostsError, write_costs
+
+    if not args.results or not args.out:
+        parser.error("costs: give the experts' eval --json files and --out (kbx/driver/attempt_costs.json)")
+    try:
+        print(write_costs(args.results, args.out))
+    except CostsError as exc:
+        print(f"kbx: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return 0
 
 
 def _limits(args, parser) -> int:
@@ -178,7 +195,8 @@ def _llm(args, parser) -> int:
     from kbx.bench.llm import bench_llm, format_llm_report
 
     report = bench_llm(args.tasks, args.latency, args.concurrency, args.workers, args.rounds,
-                       args.rate_limited, args.retry_after, args.server_errors)  # fmt: skip
+                       args.rate_limited, args.retry_after, args.server_errors, args.api_base,
+                       tuple(args.task))  # fmt: skip
     return _print_report(args, report, format_llm_report)
 
 
@@ -205,7 +223,7 @@ def _eval(args, parser) -> int:
 
 COMMANDS = {"eval": _eval, "summary": _summary, "llm": _llm, "table": _table, "sandbox": _sandbox,
             "quiet": _quiet, "overhead": _overhead, "limits": _limits,
-            "traces": _traces}  # fmt: skip
+            "traces": _traces, "costs": _costs}  # fmt: skip
 
 
 def write_summary(report: dict, path: str, command: str) -> None:
