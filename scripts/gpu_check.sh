@@ -24,7 +24,7 @@ stage() {  # stage NAME LIMIT_S CMD...: run, log, and note the exit status and t
   ls -l /dev/nvidia*; $py -c 'import torch, triton; print(torch.__version__, triton.__version__)'; } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 stage probe 60 $py -m kbx.sandbox.namespaces --gpu
-stage zoo_gpu 330 $py -m pytest -q -s -m gpu tests/test_zoo.py -p no:cacheprovider
+stage zoo_gpu 330 $py -m pytest -q -s -m gpu tests/zoo/test_zoo.py -p no:cacheprovider
 stage sandbox_cost 150 $py -m kbx.bench sandbox --pairs "${SANDBOX_PAIRS:-10}" --json "$out/sandbox_cost.json"
 stage quiet 240 $py -m kbx.bench quiet --workers 4 --json "$out/quiet.json"
 stage eval "$eval_limit" $py -m kbx.bench eval --runs 2 --workers 8 --json "$out/eval.json" \

@@ -17,8 +17,9 @@ FIXTURE_TASKS = REPO / "tests" / "fixtures" / "tasks"
 # Files whose tests take minutes on 2 cores (the expert kernels under the interpreter, the tolerance
 # audit, the zoo's worker processes); with every `e2e` test they are `slow`, left out of the inner
 # loop's `pytest -m "not slow"`.
-SLOW_FILES = ("tests/test_experts.py", "tests/test_expert_compile.py", "tests/test_tolerance_audit.py",
-              "tests/test_zoo.py", "tests/test_tasks.py", "tests/test_harness_faults.py")  # fmt: skip
+SLOW_FILES = ("tests/experts/test_experts.py", "tests/experts/test_expert_compile.py",
+              "tests/quality/test_tolerance_audit.py", "tests/zoo/test_zoo.py", "tests/tasks/test_tasks.py",
+              "tests/driver/test_harness_faults.py")  # fmt: skip
 
 
 def pytest_collection_modifyitems(config, items):

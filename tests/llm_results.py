@@ -1,8 +1,8 @@
 """An LLM method's task result built by hand, with every kind of call and verdict, for the tests of what kbx
-writes from it: traces (tests/test_traces.py), their sync (tests/test_sync.py) and trajectories
-(tests/test_trajectories.py). Round 0: the generator answers on its second request (a 500 first), the
-judge's score is replayed from the cache, the kernel fails; round 1: a reflection fails for good, the
-refined kernel is correct and 2x faster, a second candidate meets a harness error."""
+writes from it: traces (tests/tracking/test_traces.py), their sync (tests/tracking/test_sync.py) and
+trajectories (tests/analysis/test_trajectories.py). Round 0: the generator answers on its second request
+(a 500 first), the judge's score is replayed from the cache, the kernel fails; round 1: a reflection
+fails for good, the refined kernel is correct and 2x faster, a second candidate meets a harness error."""
 
 from __future__ import annotations
 

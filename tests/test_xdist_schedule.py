@@ -14,14 +14,15 @@ from tests.xdist_schedule import EXPERT_TESTS, LONG, UNITS, start_order, unit_of
 
 
 def test_units_files_and_own_tests():
-    assert unit_of("tests/test_tasks.py::test_reference_self_check[Math/add]") == "tests/test_tasks.py"
-    corpus = [f"tests/test_analysis_e2e.py::test_corpus_{n}" for n in ("run_judges_every_line_kbx_has", "x")]
-    assert {unit_of(n) for n in corpus} == {"tests/test_analysis_e2e.py::test_corpus_"}  # one fixture, one unit
-    assert unit_of("tests/test_analysis_e2e.py::test_report_writes_every_file") == "tests/test_analysis_e2e.py"
+    assert unit_of("tests/tasks/test_tasks.py::test_reference_self_check[Math/add]") == "tests/tasks/test_tasks.py"
+    e2e = "tests/analysis/test_analysis_e2e.py"
+    corpus = [f"{e2e}::test_corpus_{n}" for n in ("run_judges_every_line_kbx_has", "x")]
+    assert {unit_of(n) for n in corpus} == {f"{e2e}::test_corpus_"}  # one fixture, one unit
+    assert unit_of(f"{e2e}::test_report_writes_every_file") == e2e
     assert unit_of(f"{EXPERT_TESTS}Math/add]") == unit_of(f"{EXPERT_TESTS}Math/sub]") == f"{EXPERT_TESTS}Math/"
     assert unit_of(f"{EXPERT_TESTS}Fusion/fused_add_gelu]") == f"{EXPERT_TESTS}Fusion/"
-    static = "tests/test_experts.py::test_expert_jit_reads_only_constexpr_globals[Math/add]"
-    assert unit_of(static) == "tests/test_experts.py"
+    static = "tests/experts/test_experts.py::test_expert_jit_reads_only_constexpr_globals[Math/add]"
+    assert unit_of(static) == "tests/experts/test_experts.py"
 
 
 def test_long_units_in_turn_with_expert_categories_then_files_by_size():

@@ -7,7 +7,7 @@ long file with few tests starts late and runs alone at the end while the other p
 
 - UNITS: each nodeid prefix there is one unit of work apart from its file (the tests under it share
   a module fixture, so they stay together);
-- tests/test_experts.py's expert tests: one unit per task category (the test file judges a
+- tests/experts/test_experts.py's expert tests: one unit per task category (the test file judges a
   category's experts together, two at a time).
 
 Units go out in this order: the minutes-long ones of LONG (longest first) taken in turn with the
@@ -27,27 +27,27 @@ from xdist.scheduler import LoadFileScheduling
 
 # Tests that leave their file: each prefix is one unit of work.
 UNITS = (
-    "tests/test_analysis_e2e.py::test_corpus_",  # the shared GEAK corpus, judged once for its five tests
-    "tests/test_sweep.py::test_two_workers_share_a_study_and_prune",
-    "tests/test_sweep.py::test_finds_better_region_and_resumes_after_a_killed_worker",
-    "tests/test_sweep.py::test_done_when_command",
+    "tests/analysis/test_analysis_e2e.py::test_corpus_",  # the shared GEAK corpus, judged once for its five tests
+    "tests/sweeps/test_sweep.py::test_two_workers_share_a_study_and_prune",
+    "tests/sweeps/test_sweep.py::test_finds_better_region_and_resumes_after_a_killed_worker",
+    "tests/sweeps/test_sweep.py::test_done_when_command",
 )
 # Units that take minutes, longest first (measured one file at a time on the shared 2-core machine,
 # 2026-11-25; docs/BENCHMARKS.md "Test suite under pytest-xdist"): they go out before anything else.
 LONG = (
-    "tests/test_scaling.py",  # PostgreSQL, an MLflow server restarted mid-run, stopped drivers resumed
-    "tests/test_llm_scale.py",
-    "tests/test_ray_pool.py",
-    "tests/test_run_e2e.py",
+    "tests/job/test_scaling.py",  # PostgreSQL, an MLflow server restarted mid-run, stopped drivers resumed
+    "tests/job/test_llm_scale.py",
+    "tests/driver/test_ray_pool.py",
+    "tests/job/test_run_e2e.py",
     UNITS[0],
     UNITS[1],
     UNITS[2],
-    "tests/test_llm_cli.py",
-    "tests/test_analysis_e2e.py",  # the analysis store: two kbx.run jobs and a report
-    "tests/test_launchers.py",
+    "tests/job/test_llm_cli.py",
+    "tests/analysis/test_analysis_e2e.py",  # the analysis store: two kbx.run jobs and a report
+    "tests/job/test_launchers.py",
     UNITS[3],
 )
-EXPERT_TESTS = "tests/test_experts.py::test_expert_passes["
+EXPERT_TESTS = "tests/experts/test_experts.py::test_expert_passes["
 
 
 def unit_of(nodeid: str) -> str:

@@ -7,7 +7,7 @@ process doing the same, a thread started on every call, and two hogs, threads th
 without ever waiting for them (on a side stream, on the default stream), so that seconds of work stay
 queued while their process is stopped (kbx.driver.hogs). All in one evaluator, so the honest kernels'
 baselines are the same in every setting and a change of speedup is their own timing's; each setting's
-wall time is kept, to set beside the plain gelu's. tests/test_quiet_gpu.py asserts on the same runs.
+wall time is kept, to set beside the plain gelu's. tests/sandbox/test_quiet_gpu.py asserts on the same runs.
 """
 
 from __future__ import annotations

@@ -485,7 +485,7 @@ class AttemptRun:
             if sig in CRASH_SIGNALS and self.job_id in self.ev.zygote.signalled:
                 # kbx asked it for a stack dump (SIGUSR1, faulthandler), and dumping every thread is not
                 # async-signal-safe: an honest worker crashed with SIGSEGV under dumps every 10 ms in CI
-                # (tests/test_diagnostics.py, 2026-11-29). Possibly kbx's doing, so redone, never charged.
+                # (tests/driver/test_diagnostics.py, 2026-11-29). Possibly kbx's doing, so redone, never charged.
                 raise _HarnessFailure(f"the worker crashed with {name} while {during}, after kbx signalled it "
                                       "for a stack dump")  # fmt: skip
             kind = "crashed" if sig in CRASH_SIGNALS else "was killed"

@@ -17,7 +17,7 @@ queued. The attempt found is charged `hidden_work` only where the work is surely
 candidate runs threads of its own, a process it started ran the work, or its worker was waiting for kbx
 with every call synchronised (`evidence`). Otherwise, perhaps a long call in progress, it is first given
 as long again to drain, then ended and redone, never charged; so is every attempt ended by elimination
-that was not the one. Tests feed `hunt` fake samples, trees and kills (tests/test_hogs.py).
+that was not the one. Tests feed `hunt` fake samples, trees and kills (tests/driver/test_hogs.py).
 """
 
 from __future__ import annotations

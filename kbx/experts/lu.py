@@ -41,7 +41,7 @@ def _panel_kernel(w_ptr, flag_ptr, perm_ptr, swaps_ptr, n, ld, k0, kb, PIVOT: tl
     READ_BEFORE_WRITE: each in-place update reads all it needs, waits at a barrier, then writes. Without
     the barriers the kernel was wrong on the GPU only. On an H100 (2026-11-27), over 8 solves each at
     n = 512, 1024, 2048 and 4096, the worst relative residual was 1.1-1.5e-2 without them and 1.4-3.4e-7
-    with them, for 2-6 % more time (docs/BENCHMARKS.md; tests/test_lu_gpu.py checks the residuals).
+    with them, for 2-6 % more time (docs/BENCHMARKS.md; tests/experts/test_lu_gpu.py checks the residuals).
     The likely mechanism, not observed directly: Triton spreads a block over more threads than it has
     values (128 rows over 8 warps) and stores a replicated value from one thread while every replica
     loads it, so a warp that loads after another warp's store reads the new value (a multiplier divided

@@ -5,7 +5,7 @@ why pydantic, and how its failures become one line).
 A new key goes in two places: its default and comment in the YAML file, its type and range in the
 group's class here (a key the class lacks is refused as unknown, so a forgotten one shows at once).
 A new method: its conf/method/<name>.yaml and a `MethodSettings` subclass listed in METHODS (its keys
-are the builder's keyword arguments; tests/test_schema.py checks that they agree).
+are the builder's keyword arguments; tests/job/test_schema.py checks that they agree).
 """
 
 from __future__ import annotations
