@@ -2,7 +2,7 @@
 
 Runs method=iterative over `--tasks` tasks that have expert kernels, against kbx's scripted
 OpenAI-compatible server (kbx.llm.scripted) with a fixed think time per completion, through
-litellm over real HTTP and the real evaluator. The server answers each task with its expert
+litellm over real HTTP and the real evaluator (kbx.run's evaluation settings). The server answers each task with its expert
 kernel, so every attempt is judged in full. Ideal wall time with perfect overlap is the largest of
 (LLM seconds / llm.concurrency), (evaluation seconds / evaluator workers) and the longest task's
 own chain (its rounds run in sequence, each a completion then a verdict); a serial loop would
@@ -86,7 +86,7 @@ def bench_llm(n_tasks: int, latency_s: float, concurrency: int, workers: int, ro
                                     cache_dir=cache, concurrency=concurrency, retries=2, backoff_s=0.0))  # fmt: skip
         llm.preflight()  # imports litellm and opens the connection before the clock starts, as a job does
         method = build_iterative(llm=llm, prompt=PromptSettings(), hardware=load_profiles()["cpu"], budget=Budget())
-        with Evaluator(EvalSettings(device=device, workers=workers, secret_seed=False)) as ev:
+        with Evaluator(EvalSettings(device=device, workers=workers)) as ev:  # kbx.run's defaults: a secret seed too
             started = time.perf_counter()
             results = run_suite(method, tasks, ev, rounds, parallel=proposers(workers, concurrency), judging=workers)
             wall = time.perf_counter() - started
