@@ -33,5 +33,6 @@ def test_the_plugin_writes_a_line_per_test_with_the_cpu_of_what_it_ran(tmp_path)
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tests.cpu_profile", "-p", "no:cacheprovider",
                     str(tmp_path / "test_spin.py")], cwd=REPO, check=True, capture_output=True,
                    env={**os.environ, "KBX_TEST_CPU_DIR": str(out)})  # fmt: skip
-    lines = {json.loads(line)["id"].split("::")[1]: json.loads(line) for line in (out / "cpu-main.jsonl").read_text().splitlines()}
+    (written,) = out.glob("cpu-*.jsonl")  # cpu-main, or this xdist worker's name, which the child inherits
+    lines = {json.loads(line)["id"].split("::")[1]: json.loads(line) for line in written.read_text().splitlines()}
     assert lines["test_spin"]["children_cpu_s"] >= 0.9 and lines["test_idle"]["children_cpu_s"] < 0.1
