@@ -188,8 +188,8 @@ def test_ctrl_c_while_the_preflight_waits_is_one_line(tmp_path):
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
-        asked = threading.Event()
-        threading.Thread(target=lambda: (silent.accept(), asked.set()), daemon=True).start()
+        asked, held = threading.Event(), []  # the accepted connection is kept open: closed, kbx would see an error
+        threading.Thread(target=lambda: (held.append(silent.accept()), asked.set()), daemon=True).start()
         code, took_s, err = ctrl_c_once(["kbx.run", "method=oneshot", "task=Math/add", "hardware=cpu",
                                          "llm.model=openai/x", f"llm.api_base=http://127.0.0.1:{silent.getsockname()[1]}/v1",
                                          "llm.preflight_timeout_s=120", f"llm.api_key_file={key_file(tmp_path, 'sk-x')}",
