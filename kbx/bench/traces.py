@@ -41,6 +41,8 @@ def bench_traces(out: Path, n_tasks: int, rounds: int, workers: int, repeats: in
         for k in range(repeats):
             for mode in MODES if k % 2 == 0 else tuple(reversed(MODES)):
                 name = f"traces-{mode}-{k}"
+                if mode != "bare":
+                    _create_store(out / name / "mlflow.db")  # a later run's case: the store exists already
                 argv = _argv(mode, list(experts), rounds, workers, srv.base, key, out / name)
                 seconds, cpu_s = _timed(argv, out / f"{name}.log")
                 wall[mode].append(seconds)
@@ -59,7 +61,6 @@ def _argv(mode: str, tasks: list[str], rounds: int, workers: int, base: str, key
         return [sys.executable, "-m", "kbx.bench", "llm", "--api-base", base, "--tasks", str(len(tasks)), *picked,
                 "--rounds", str(rounds), "--workers", str(workers), "--concurrency", str(LLM_CONCURRENCY)]  # fmt: skip
     store = out / "mlflow.db"
-    _create_store(store)
     return [sys.executable, "-m", "kbx.run", "method=iterative", f"task=[{','.join(tasks)}]", "hardware=cpu",
             f"iteration.rounds={rounds}", f"eval.workers={workers}", f"llm.concurrency={LLM_CONCURRENCY}",
             "llm.model=openai/bench", f"llm.api_base={base}", f"llm.api_key_file={key}", "llm.cache=off",
