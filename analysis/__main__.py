@@ -52,6 +52,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="rename a method, e.g. predictions=geak (stored GEAK kernels run as method=predictions)")
     exp.add_argument("--filter", default="", help="MLflow filter string selecting task runs or their jobs")
     exp.add_argument("--out", type=Path, default=Path("docs/findings/records.csv"), help="the CSV to write")
+    exp.add_argument("--append", action="store_true",
+                     help="add to the records already in --out (and its jobs.csv); a record already there is kept")
     fin = sub.add_parser("findings", help="docs/FINDINGS.md and its plots from a records CSV (no GPU, no MLflow)")
     fin.add_argument("--records", type=Path, default=Path("docs/findings/records.csv"))
     fin.add_argument("--out", type=Path, default=Path("docs/FINDINGS.md"))
@@ -79,7 +81,8 @@ def _report(args) -> dict:
 def _export(args) -> dict:
     from analysis.export import DEFAULT_EXPERIMENT, export, parse_labels
 
-    return export(args.stores, args.experiment or [DEFAULT_EXPERIMENT], args.out, parse_labels(args.label), args.filter)
+    return export(args.stores, args.experiment or [DEFAULT_EXPERIMENT], args.out, parse_labels(args.label), args.filter,
+                  args.append)
 
 
 def _findings(args) -> dict | None:

@@ -1,6 +1,6 @@
 """MLflow stores -> one compact CSV of per-round task records, the input of `docs/FINDINGS.md`.
 
-    python -m analysis export STORE [STORE ...] [--experiment NAME ...] [--label predictions=geak] --out CSV
+    python -m analysis export STORE [STORE ...] [--experiment NAME ...] [--label predictions=geak] --out CSV [--append]
 
 The findings must be re-computable without a GPU, a tracking store or the network, so the runs
 behind them are committed as data: one row per task run and round (what `analysis.load` reads out
@@ -12,6 +12,10 @@ A run synced from one store into another (`kbx.sync`) is a copy with a new run i
 copy and its original are exported, the first store's row is kept. Two rows are one record when
 their job's configuration hash and seeds, the task and the round agree: the seeds hold the secret
 seed drawn by each driver session, so two distinct jobs never share them.
+
+`--append` adds the stores' records to those already in CSV (and its jobs file): a GPU node's store
+exported once, then gone, still joins a second node's runs. A record already there is kept, so the
+same store appended twice changes nothing.
 """
 
 from __future__ import annotations
@@ -42,9 +46,12 @@ FLOAT_FORMAT = "%.6g"  # six significant digits: timings are medians of noisy me
 
 
 def export(stores: list[str], experiments: list[str], out: Path, labels: dict[str, str] | None = None,
-           filter_string: str = "") -> dict:  # fmt: skip
-    """Write the records of every store's `experiments` to `out` and their jobs beside it (CSV); returns counts."""
+           filter_string: str = "", append: bool = False) -> dict:  # fmt: skip
+    """Write the records of every store's `experiments` to `out` and their jobs beside it (CSV); returns counts.
+    With `append`, the records already in `out` come first and are kept."""
     records = collect(stores, experiments, labels or {}, filter_string)
+    if append and out.exists():
+        records = merge_records(read_records(out), records)
     jobs = records[list(JOB_COLUMNS)].drop_duplicates("job_run_id").sort_values(["hardware", "method", "job_run_id"])
     out.parent.mkdir(parents=True, exist_ok=True)
     for frame, path in ((jobs, out.with_name(JOBS_FILE)), (records[list(RECORD_COLUMNS)], out)):
@@ -90,6 +97,16 @@ def collect(stores: list[str], experiments: list[str], labels: dict[str, str], f
         log.info("dropped %d rows that are synced copies of rows already exported", before - len(records))
     columns = list(dict.fromkeys(RECORD_COLUMNS + JOB_COLUMNS))
     return records[columns].sort_values(list(SORT), kind="stable").reset_index(drop=True)
+
+
+def merge_records(kept: pd.DataFrame, added: pd.DataFrame) -> pd.DataFrame:
+    """`kept` (read back from a records CSV) and `added`, one row per record, `kept`'s where both have it."""
+    columns = list(dict.fromkeys(RECORD_COLUMNS + JOB_COLUMNS))
+    both = pd.concat([kept[columns], added[columns]], ignore_index=True)
+    merged = both.drop_duplicates(list(IDENTITY), keep="first")
+    if len(merged) < len(both):
+        log.info("%d rows were already in the records file: kept as they were", len(both) - len(merged))
+    return merged.sort_values(list(SORT), kind="stable").reset_index(drop=True)
 
 
 def read_records(path: Path) -> pd.DataFrame:

@@ -117,6 +117,23 @@ def test_the_same_runs_from_two_stores_are_exported_once(made, tmp_path):
     assert both["rows"] == made["export"]["rows"]
 
 
+def test_a_second_gpus_store_appended_gives_what_both_stores_give(tmp_path):
+    """`--append`: an H100 store exported alone (then gone), an H200 store added later, equals both exported at
+    once; appending the same store again keeps every record as it was."""
+    h100, _ = _store(tmp_path / "h100", gpus=("h100",), seed=SEED)
+    h200, _ = _store(tmp_path / "h200", gpus=("h200",), seed=SEED + 1)
+    label = {"predictions": "geak"}
+    together, apart = tmp_path / "together" / "records.csv", tmp_path / "apart" / "records.csv"
+    export.export([h100, h200], ["kbx"], together, label)
+    export.export([h100], ["kbx"], apart, label)
+    summary = export.export([h200], ["kbx"], apart, label, append=True)
+    assert summary["hardware"] == ["h100", "h200"] and summary["jobs"] == len(METHODS) * len(GPUS)
+    for name in (apart.name, export.JOBS_FILE):
+        assert (apart.parent / name).read_text() == (together.parent / name).read_text()
+    export.export([h200], ["kbx"], apart, label, append=True)
+    assert apart.read_text() == together.read_text()
+
+
 def test_export_errors_are_plain(made, tmp_path):
     with pytest.raises(load.AnalysisError, match="no MLflow store"):
         export.export([str(tmp_path / "nowhere")], ["kbx"], tmp_path / "x.csv")
