@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from kbx.bench.host_load import GpuLoad, HostLoad
+from kbx.contract.timing_policy import HOST_FIELDS
 from kbx.core import hardware as hw
 from kbx.core import provenance
 from kbx.core.errors import EXIT_USER_ERROR, MethodError
@@ -519,7 +520,8 @@ def repeatability(a: list[dict], b: list[dict]) -> dict:
                                 "shared": [s0.get("shared"), s.get("shared")],
                                 "host_bound": [bool(s0.get("host_bound")), bool(s.get("host_bound"))],
                                 "launch_ms": [s0.get("launch_ms"), s.get("launch_ms")],
-                                "sm_clock_mhz": [s0.get("sm_clock_mhz"), s.get("sm_clock_mhz")]})  # fmt: skip
+                                "sm_clock_mhz": [s0.get("sm_clock_mhz"), s.get("sm_clock_mhz")],
+                                **{k: [s0.get(k), s.get(k)] for k in HOST_FIELDS}})  # fmt: skip
     if not changes:
         return {"shapes": 0}
     gpu_bound = sorted((c for c in changes if not any(c["host_bound"])), key=lambda c: -c["delta"])

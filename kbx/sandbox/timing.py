@@ -54,7 +54,7 @@ import torch
 
 from kbx.contract.timing_policy import TimingPolicy
 from kbx.core import telemetry
-from kbx.sandbox import resumes
+from kbx.sandbox import hostload, resumes
 from kbx.sandbox.cases import find_foreign_type, to_plain, with_state
 from kbx.sandbox.threads import foreign_threads
 from kbx.tasks.inputs import make_generator, tensor_dtypes
@@ -374,8 +374,9 @@ def measure_shape(prepared: Prepared, pol: TimingPolicy, energy: bool, check: bo
         sleep_cycles = sleep_cycles_for(_warm_up(prepared, pol, budget))
         row["warmup_ms"] = (_CLOCK() - warm_started) * 1e3
         budget.call_s = _call_s(prepared, sleep_cycles)
-        threads_before = {t.ident for t in threading.enumerate()}
+        threads_before, host_before = {t.ident for t in threading.enumerate()}, hostload.sample()
         reps = _repetitions(prepared, pol, budget, sleep_cycles, check)
+        row.update(hostload.since(host_before))
         row["replayed"] = _replay_probe(prepared, reps, budget) if check else ""
         _summarise(row, reps, pol)
         energy_started = _CLOCK()

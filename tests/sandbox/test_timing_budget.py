@@ -149,6 +149,7 @@ def test_a_fast_kernel_stops_at_the_rse_target_long_before_the_budget(fake_gpu):
     row, _ = timing.measure_shape(_prepared(gpu), POLICY, energy=False)
     assert row["reps"] == POLICY.min_reps and not row["budget_cut"]
     assert row["exclusive_ms"] < 0.1 * POLICY.side_budget_s * 1e3
+    assert row["host_cpu"] >= 0 and row["host_preempted"] >= 0  # the host over the repetitions (kbx.sandbox.hostload)
 
 
 def test_a_slow_kernel_gets_the_few_repetitions_its_verdict_needs(fake_gpu):
