@@ -18,7 +18,7 @@ from kbx.tasks.spec import TaskInfo
 WINDOW_FIELDS = ("exclusive_ms", "quiet_wait_ms", "warmup_ms", "energy_ms", "refresh_ms")
 TELEMETRY_FIELDS = ("energy_per_call_mj", "power_w", "sm_clock_mhz", "mem_clock_mhz", "temperature_c",
                     "throttle_reasons", "memory_used_mb")  # fmt: skip
-HOST_FIELDS = ("host_cpu", "host_mhz", "host_preempted", "host_busy_pct")  # the host during the repetitions (kbx.sandbox.hostload)
+HOST_FIELDS = ("host_cpu", "host_mhz", "host_preempted", "host_busy_pct", "host_steal_pct")  # the host during the repetitions (kbx.sandbox.hostload)
 SUSPECT_SPEEDUP = 10.0  # speedups above this are flagged for review, never trusted silently
 NO_PEAKS = Hardware(name="", kind="cuda")  # a GPU without a profile: no limits to check against
 
@@ -131,5 +131,6 @@ def timed_shape(r: dict, b: dict, hardware: Hardware, task_dtypes) -> tuple[Shap
         host_mhz=float(r.get("host_mhz", math.nan)),
         host_preempted=int(r.get("host_preempted", -1)),
         host_busy_pct=float(r.get("host_busy_pct", math.nan)),
+        host_steal_pct=float(r.get("host_steal_pct", math.nan)),
     )
     return row, roofline.beyond_the_device(r["shape"], gbps, tflops, bandwidth, compute, hardware.name)

@@ -144,11 +144,13 @@ class ShapeTiming:
     throttle_reasons: float = NAN  # NVML clocks-event bitmask (0: not throttled)
     memory_used_mb: float = NAN
     # The host during the kernel's repetitions (kbx.sandbox.hostload): the core the timed process ran on, its
-    # clock, how often the process was preempted, and how busy all the host's cores were (-1 / NaN: unknown).
+    # clock, how often the process was preempted, how busy all the host's cores were and, of that, the share a
+    # hypervisor gave to other guests (-1 / NaN: unknown).
     host_cpu: int = -1
     host_mhz: float = NAN
     host_preempted: int = -1
     host_busy_pct: float = NAN
+    host_steal_pct: float = NAN
 
 
 @dataclasses.dataclass(frozen=True)
