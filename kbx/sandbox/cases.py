@@ -8,6 +8,7 @@ candidate becomes {"__exception__": type name} so exceptions compare by type, no
 from __future__ import annotations
 
 import contextlib
+import sys
 import traceback
 import warnings
 
@@ -107,15 +108,31 @@ def empty_tensors_filled():
     deterministic = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     fill = torch.utils.deterministic.fill_uninitialized_memory
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    _set_deterministic(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the ops without a deterministic kernel say so, once each
             yield
     finally:
-        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+        _set_deterministic(deterministic, warn_only=warn_only)
         torch.utils.deterministic.fill_uninitialized_memory = fill
+
+
+INDUCTOR_CONFIG = "torch._inductor.config"
+
+
+def _set_deterministic(mode: bool, warn_only: bool) -> None:
+    """torch.use_deterministic_algorithms, without importing Inductor where nothing compiled has.
+
+    The public call also sets Inductor's `deterministic` config, importing Inductor and Dynamo to do
+    so: 1.1 s of a 2.5 s CPU attempt (Activation/leaky_relu's expert, 2026-12-07). Only compiled code
+    reads that config, so where this process has not imported it, the flag alone (the one eager ops
+    and torch.compile's guards read) is set; where it has, the public call does both."""
+    if INDUCTOR_CONFIG in sys.modules or not hasattr(torch._C, "_set_deterministic_algorithms"):
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    else:
+        torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
 
 
 def with_state(out, args, kwargs) -> tuple:

@@ -224,7 +224,6 @@ def main() -> None:
     if os.environ.get(SANDBOX_ENV) == SANDBOX_NAMESPACES:  # before any import can start a thread
         fork = IsolatedForker().fork
     import torch  # noqa: F401 - pre-import so every fork starts warm
-    import torch._inductor.config  # noqa: F401 - torch.use_deterministic_algorithms imports it (kbx.sandbox.cases): ~1 s a child
     import triton  # noqa: F401
 
     import kbx.sandbox.child  # noqa: F401
