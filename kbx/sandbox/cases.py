@@ -18,6 +18,7 @@ from kbx.contract.compare import EXCEPTION_KEY
 from kbx.core.record import MESSAGE_CHARS, truncate
 
 GHOST_KEY = "output"
+INDUCTOR_CONFIG = "torch._inductor.config"  # the module torch.use_deterministic_algorithms imports
 
 
 def run_case(entry, call, case_name: str, seed: int, inplace: bool, counter, device: str) -> dict:
@@ -117,9 +118,6 @@ def empty_tensors_filled():
     finally:
         _set_deterministic(deterministic, warn_only=warn_only)
         torch.utils.deterministic.fill_uninitialized_memory = fill
-
-
-INDUCTOR_CONFIG = "torch._inductor.config"
 
 
 def _set_deterministic(mode: bool, warn_only: bool) -> None:
