@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import json
 import logging
 import math
@@ -39,7 +38,7 @@ from kbx.core.hardware import Hardware
 from kbx.core.record import EvalRecord, Mismatch, ShapeTiming, Status
 from kbx.core.secrets import redact
 from kbx.methods.loop import Judged, TaskResult
-from kbx.tracking import traces, ui_links
+from kbx.tracking import sqlite_store, traces, ui_links
 
 log = logging.getLogger("kbx")
 
@@ -53,7 +52,6 @@ RETRY_DEFAULT_S = 120.0
 # MLflow takes at most 1000 entities (metrics, params, tags) in one log_batch call: 900 metrics leave
 # room for the params (at most 100) that go with the first batch.
 METRICS_PER_BATCH = 900
-CREATING_SUFFIX = ".creating-"  # a new sqlite store while MLflow creates its tables (then renamed)
 ROUND_PREFIX = "round_"  # a task run's series of each round's own attempt (the plain names: best so far)
 FAST_P = (1.0, 1.5, 2.0)  # the paper's fast_p thresholds above 0: a round's attempts faster than p x eager are counted
 
@@ -68,6 +66,16 @@ def may_hold_runs(tracking_uri: str, root: Path) -> bool:
     if not uri.startswith("sqlite:///"):
         return True
     return Path(uri.removeprefix("sqlite:///")).exists()
+
+
+@contextlib.contextmanager
+def _init_lock(tracking_uri: str):
+    """kbx.tracking.sqlite_store.init_lock for a sqlite store; other stores need none."""
+    if not tracking_uri.startswith("sqlite:///"):
+        yield
+        return
+    with sqlite_store.init_lock(Path(tracking_uri.removeprefix("sqlite:///"))):
+        yield
 
 
 def experiment_artifact_location(tracking_uri: str, name: str) -> str | None:
@@ -92,9 +100,9 @@ class Tracker:
             tracking_uri = default_tracking_uri(root)
         self.uri = tracking_uri
         retry_s = float(os.environ.get(RETRY_ENV, RETRY_DEFAULT_S))
-        with _sqlite_init_lock(tracking_uri):  # the client creates a new store's tables
+        with _init_lock(tracking_uri):
             if not may_hold_runs(tracking_uri, root):
-                _create_sqlite_store(Path(tracking_uri.removeprefix("sqlite:///")))
+                sqlite_store.create(Path(tracking_uri.removeprefix("sqlite:///")))
             self.client = Retrying(MlflowClient(tracking_uri=tracking_uri), retry_s)  # waits out a store outage
             self.tracing = Retrying(TracingClient(tracking_uri), retry_s)
             self.experiment_id = self._experiment(experiment)
@@ -319,35 +327,6 @@ class Tracker:
             if chunk or first:
                 self.client.log_batch(run_id, metrics=chunk, params=first)
             first = []
-
-
-@contextlib.contextmanager
-def _sqlite_init_lock(tracking_uri: str):
-    """Jobs started together on one host (a submitit_local multirun) would race to create the
-    tables of a new sqlite store (MLflow's alembic migration fails in all but one): one at a time."""
-    if not tracking_uri.startswith("sqlite:///"):
-        yield
-        return
-    lock = Path(tracking_uri.removeprefix("sqlite:///") + ".lock")
-    with open(lock, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _create_sqlite_store(db: Path) -> None:
-    """MLflow creates a new store's tables (seconds of schema migrations) in a file beside it, renamed
-    into place once whole: a driver killed meanwhile leaves no half-made store that every later run
-    would fail to open, only a leftover that the next creation removes (the caller holds the lock)."""
-    from mlflow.tracking import MlflowClient
-
-    for stale in db.parent.glob(f"{db.name}{CREATING_SUFFIX}*"):
-        stale.unlink(missing_ok=True)
-    creating = db.with_name(f"{db.name}{CREATING_SUFFIX}{os.getpid()}")
-    MlflowClient(tracking_uri=f"sqlite:///{creating}").search_experiments()
-    os.replace(creating, db)
 
 
 def _task_files(result: TaskResult) -> dict[str, str]:

@@ -139,7 +139,8 @@ def test_make_ui_prints_the_link_to_the_jobs_or_says_there_are_none(tmp_path):
 def test_a_new_sqlite_store_appears_whole_and_leftovers_of_a_killed_creation_go(tmp_path):
     """MLflow's table creation happens beside the store and is renamed into place: a driver killed
     during it leaves only a `.creating-` file, which the next creation removes."""
-    from kbx.tracking.tracker import CREATING_SUFFIX, may_hold_runs
+    from kbx.tracking.sqlite_store import CREATING_SUFFIX
+    from kbx.tracking.tracker import may_hold_runs
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     leftover = tmp_path / f"mlflow.db{CREATING_SUFFIX}12345"
