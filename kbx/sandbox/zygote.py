@@ -25,6 +25,7 @@ Zygote -> driver on its protocol fd (the original stdout):
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import selectors
@@ -32,10 +33,12 @@ import signal
 import sys
 
 from kbx.protocol import SANDBOX_ENV, SANDBOX_NAMESPACES, Event, ZygoteOp
-from kbx.sandbox import freezer
+from kbx.sandbox import freezer, interpreter
 from kbx.sandbox.namespaces import IsolatedForker, view_plan
 from kbx.sandbox.process_exit import exit_at_once
 
+INTERPRETER_ENV = "TRITON_INTERPRET"  # set on the CPU (kbx.driver.evaluator): candidates run on Triton's interpreter
+LAZY_IMPORTS = ("torch.fx.experimental.symbolic_shapes", "triton.experimental.gluon")  # warm_lazy_imports
 CHILD_INTERNAL_ERROR = 70  # exit code when kbx's own child code fails, not the candidate
 POLL_S = 0.05
 
@@ -213,6 +216,16 @@ def _kill_group(pid: int, group_only: bool = False) -> None:
             continue
 
 
+def warm_lazy_imports() -> None:
+    """What torch and Triton import on first use in nearly every candidate's process, imported once here
+    instead: `torch.broadcast_shapes` (the tasks' input builders, most elementwise kernels) imports
+    torch's symbolic shapes and sympy, about 0.4 s of CPU; Triton's first launch imports Gluon to name
+    argument types, about 0.07 s. Together 5.8 % of the workers' CPU over the whole suite on the CPU
+    (docs/BENCHMARKS.md, "Measurements the code cites")."""
+    for name in LAZY_IMPORTS:
+        importlib.import_module(name)
+
+
 def main() -> None:
     # Keep the protocol channel private: move it off fd 1 so stray prints go to stderr.
     protocol_fd = os.dup(1)
@@ -225,6 +238,10 @@ def main() -> None:
         fork = IsolatedForker().fork
     import torch  # noqa: F401 - pre-import so every fork starts warm
     import triton  # noqa: F401
+
+    warm_lazy_imports()
+    if os.environ.get(INTERPRETER_ENV) == "1":
+        interpreter.install()
 
     import kbx.sandbox.child  # noqa: F401
     import kbx.tasks  # noqa: F401
