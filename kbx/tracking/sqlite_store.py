@@ -3,7 +3,7 @@
 MLflow builds a new sqlite store by running its whole chain of schema migrations: about 2 CPU s
 and up to 6 s of wall time on a 2-core machine (measured 2026-12-08, MLflow 3.17), paid by every
 job that starts a new store. The schema depends only on MLflow's version, so the first creation
-keeps an empty copy (its tables, its schema version, no experiment) in kbx's cache folder, and
+keeps an empty copy (its tables, its schema version, no experiment) in kbx's cache (`.kbx_cache/`), and
 every later one copies that file. MLflow then adds the Default experiment itself on first open,
 with the artifact root of the process that opens it, exactly as in a store it migrated itself.
 A template that cannot be written or read (a read-only home, a damaged file) costs only the time:
@@ -21,15 +21,9 @@ import uuid
 from pathlib import Path
 
 CREATING_SUFFIX = ".creating-"  # a new sqlite store while it is made (then renamed into place)
-CACHE_ENV = "KBX_CACHE_DIR"  # kbx's cache folder; default $XDG_CACHE_HOME/kbx, else ~/.cache/kbx
+CACHE_DIR = Path(".kbx_cache")  # kbx's cache, beside the attempt costs and the LLM cache
 UNIQUE_HEX = 12  # hex digits that keep names of files being made distinct
 DEFAULT_EXPERIMENT_ID = 0  # MLflow's Default experiment: recreated on open, so never kept in the template
-
-
-def cache_dir() -> Path:
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kbx"
 
 
 @contextlib.contextmanager
@@ -67,7 +61,7 @@ def _beside(path: Path) -> Path:
 def template_path() -> Path:
     import mlflow
 
-    return cache_dir() / f"mlflow-{mlflow.__version__}-empty.db"
+    return CACHE_DIR / f"mlflow-{mlflow.__version__}-empty.db"
 
 
 def _migrate(db: Path) -> None:

@@ -12,9 +12,9 @@ from kbx.tracking import sqlite_store
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(sqlite_store.CACHE_ENV, str(folder))
-    return folder
+    """kbx's cache of a job started in tmp_path (the Default experiment's artifact root follows it too)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / sqlite_store.CACHE_DIR
 
 
 def rows(db, query):
@@ -30,8 +30,7 @@ def experiments(db):
     return rows(db, "SELECT experiment_id, name, artifact_location, lifecycle_stage FROM experiments")
 
 
-def test_a_store_from_the_template_matches_one_migrated_from_scratch(tmp_path, cache, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the Default experiment's artifact root follows the working directory
+def test_a_store_from_the_template_matches_one_migrated_from_scratch(tmp_path, cache):
     scratch = tmp_path / "scratch.db"
     sqlite_store._migrate(scratch)
     first, second = tmp_path / "a" / "mlflow.db", tmp_path / "b" / "mlflow.db"
@@ -39,7 +38,7 @@ def test_a_store_from_the_template_matches_one_migrated_from_scratch(tmp_path, c
         db.parent.mkdir()
         sqlite_store.create(db)
     template = sqlite_store.template_path()
-    assert template.parent == cache and template.is_file()
+    assert template.resolve().parent == cache and template.is_file()
     assert rows(template, "SELECT count(*) FROM experiments") == [(0,)]  # Default is added on open, here
     for db in (first, second):
         assert schema(db) == schema(scratch)
