@@ -220,8 +220,9 @@ def warm_lazy_imports() -> None:
     """What torch and Triton import on first use in nearly every candidate's process, imported once here
     instead: `torch.broadcast_shapes` (the tasks' input builders, most elementwise kernels) imports
     torch's symbolic shapes and sympy, about 0.4 s of CPU; Triton's first launch imports Gluon to name
-    argument types, about 0.07 s. Together 5.8 % of the workers' CPU over the whole suite on the CPU
-    (docs/BENCHMARKS.md, "Measurements the code cites")."""
+    argument types, about 0.07 s. Over all the experts on the CPU that was 5.8 % of the workers' time,
+    and the Math experts' jobs took a fifth less CPU without it (docs/BENCHMARKS.md, "Measurements the
+    code cites")."""
     for name in LAZY_IMPORTS:
         importlib.import_module(name)
 

@@ -1,13 +1,13 @@
-"""Creating kbx's embedded sqlite store: whole or not at all, one creator at a time, in milliseconds.
+"""Creating kbx's embedded sqlite store: whole or not at all, one creator at a time, from a copy.
 
-MLflow builds a new sqlite store by running its whole chain of schema migrations: about 2 CPU s
-and up to 6 s of wall time on a 2-core machine (measured 2026-12-08, MLflow 3.17), paid by every
-job that starts a new store. The schema depends only on MLflow's version, so the first creation
-keeps an empty copy (its tables, its schema version, no experiment) in kbx's cache (`.kbx_cache/`), and
-every later one copies that file. MLflow then adds the Default experiment itself on first open,
-with the artifact root of the process that opens it, exactly as in a store it migrated itself.
-A template that cannot be written or read (a read-only home, a damaged file) costs only the time:
-the store is migrated from scratch, as before.
+MLflow builds a new sqlite store by running its whole chain of schema migrations: 1.5-2 s of CPU on
+a 2-core machine (MLflow 3.17, 2026-12-08: docs/BENCHMARKS.md, "Measurements the code cites"),
+paid by every job that starts a new store. The schema depends only on MLflow's version, so the first
+creation keeps an empty copy (its tables, its schema version, no experiment) in kbx's cache
+(`.kbx_cache/`), and every later one copies that file. MLflow then adds the Default experiment itself
+on first open, with the artifact root of the process that opens it, exactly as in a store it
+migrated itself. A template that cannot be written or read (a read-only working directory, a damaged
+file) costs only the time: the store is migrated from scratch, as before.
 """
 
 from __future__ import annotations
