@@ -82,6 +82,7 @@ SANDBOX_NAMESPACES = "namespaces"
 SANDBOX_NONE = "none"  # candidates run without it (every record says so)
 SANDBOX_MODES = (SANDBOX_NAMESPACES, SANDBOX_NONE)
 SANDBOX_ENV = "KBX_SANDBOX"  # tells the zygote which mode to fork its workers for
+INTERPRETER_ENV = "TRITON_INTERPRET"  # "1" on the CPU: candidates run on Triton's interpreter
 
 # Modules the driver starts as processes.
 ZYGOTE_MODULE = "kbx.sandbox.zygote"

@@ -35,7 +35,7 @@ from kbx.driver.memory import PeakTable, load_peaks
 from kbx.driver.processes import JudgeClient, JudgePool, ZygoteClient, close_all
 from kbx.driver.scheduler import FreezeFailed, GpuScheduler
 from kbx.driver.settings import EvalSettings
-from kbx.protocol import SANDBOX_ENV, STDERR_FILE, JudgeOp
+from kbx.protocol import INTERPRETER_ENV, SANDBOX_ENV, STDERR_FILE, JudgeOp
 from kbx.tasks.registry import default_tasks_dir
 from kbx.tasks.spec import FIXED, TaskInfo
 
@@ -112,7 +112,7 @@ class Evaluator:
         if s.on_gpu:
             env["CUDA_VISIBLE_DEVICES"] = str(s.gpu_index)
         else:
-            env["TRITON_INTERPRET"] = "1"
+            env[INTERPRETER_ENV] = "1"
             env["CUDA_VISIBLE_DEVICES"] = ""
         self.zygote = ZygoteClient(env, self.workdir / "zygote.log")
         self.judges = JudgePool(env, self.workdir, judges)

@@ -36,9 +36,9 @@ def install() -> bool:
     from triton.runtime import interpreter
 
     original = getattr(interpreter, "_patch_builtin", None)
-    if original is None or getattr(original, "kbx_reuses_wrappers", False):
-        return bool(original)
-    if list(inspect.signature(original).parameters) != PATCH_PARAMETERS:
+    if getattr(original, "kbx_reuses_wrappers", False):
+        return True  # installed already
+    if original is None or list(inspect.signature(original).parameters) != PATCH_PARAMETERS:
         return False
     wrappers: dict[object, list[tuple[object, str, object]]] = {}
 

@@ -32,12 +32,11 @@ import selectors
 import signal
 import sys
 
-from kbx.protocol import SANDBOX_ENV, SANDBOX_NAMESPACES, Event, ZygoteOp
+from kbx.protocol import INTERPRETER_ENV, SANDBOX_ENV, SANDBOX_NAMESPACES, Event, ZygoteOp
 from kbx.sandbox import freezer, interpreter
 from kbx.sandbox.namespaces import IsolatedForker, view_plan
 from kbx.sandbox.process_exit import exit_at_once
 
-INTERPRETER_ENV = "TRITON_INTERPRET"  # set on the CPU (kbx.driver.evaluator): candidates run on Triton's interpreter
 LAZY_IMPORTS = ("torch.fx.experimental.symbolic_shapes", "triton.experimental.gluon")  # warm_lazy_imports
 CHILD_INTERNAL_ERROR = 70  # exit code when kbx's own child code fails, not the candidate
 POLL_S = 0.05

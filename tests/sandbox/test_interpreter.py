@@ -1,4 +1,5 @@
-"""kbx.sandbox.interpreter: Triton's interpreter, entered without rebuilding its wrappers, computes the same."""
+"""What the zygote prepares for the CPU workers: Triton's interpreter entered without rebuilding its wrappers
+(kbx.sandbox.interpreter), which computes the same, and the lazy imports made before it forks."""
 
 from __future__ import annotations
 
